@@ -1,0 +1,34 @@
+# The two commands a newcomer needs: `make run` and `make test`.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP_INSTALL := $(PY) -m pip install --disable-pip-version-check -q
+
+.PHONY: run test lint format clean-db
+
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.base-installed: requirements/base.txt | $(VENV)/bin/python
+	$(PIP_INSTALL) -r requirements/base.txt
+	touch $@
+
+$(VENV)/.dev-installed: requirements/base.txt requirements/dev.txt | $(VENV)/bin/python
+	$(PIP_INSTALL) -r requirements/dev.txt
+	touch $(VENV)/.base-installed $@
+
+# Starts the embedded database, migrates, serves web + worker; Ctrl-C stops all of it.
+run: $(VENV)/.base-installed
+	$(PY) manage.py serve
+
+# The whole test suite on the embedded database.
+test: $(VENV)/.dev-installed
+	$(PY) -m pytest
+
+lint: $(VENV)/.dev-installed
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: $(VENV)/.dev-installed
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .

@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
+
+
+class MemoriesConfig(AppConfig):
+    name = "memories"
+    verbose_name = _("Memories")

@@ -1,0 +1,106 @@
+"""The one door to tenant data: which scopes an actor (a user, possibly through a token) may touch.
+
+Every query of tenant data starts from `readable_scopes`, `writable_scopes` or
+`administrable_scopes`. A scope the actor may not read answers `NotFound`, the same answer as a
+scope that does not exist, so ids of other tenants leak nothing. A scope the actor may read but not
+write answers `Forbidden`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from django.db.models import QuerySet
+from django.utils.translation import gettext as _
+
+from scopes.models import ApiToken, Membership, Role, Scope
+from zeromemory.errors import Forbidden, NotFound
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AbstractBaseUser
+
+
+@dataclass(frozen=True)
+class Actor:
+    """Who is acting: a user, the token they used (if any), and through which surface."""
+
+    user: AbstractBaseUser
+    token: ApiToken | None = None
+    surface: str = "api"
+    client_name: str = field(default="")
+
+    @property
+    def read_only(self) -> bool:
+        return self.token is not None and self.token.read_only
+
+
+def _scopes_with_role(actor: Actor, minimum: Role) -> QuerySet[Scope]:
+    if not actor.user.is_active:
+        return Scope.objects.none()
+    scopes = Scope.objects.filter(
+        memberships__user=actor.user, memberships__role__gte=minimum
+    )
+    if actor.token is not None and actor.token.scope_restricted:
+        scopes = scopes.filter(
+            id__in=ApiToken.restricted_scopes.through.objects.filter(
+                apitoken_id=actor.token.id
+            ).values("scope_id")
+        )
+    return scopes
+
+
+def readable_scopes(actor: Actor) -> QuerySet[Scope]:
+    return _scopes_with_role(actor, Role.READER)
+
+
+def writable_scopes(actor: Actor) -> QuerySet[Scope]:
+    if actor.read_only:
+        return Scope.objects.none()
+    return _scopes_with_role(actor, Role.WRITER)
+
+
+def administrable_scopes(actor: Actor) -> QuerySet[Scope]:
+    if actor.read_only:
+        return Scope.objects.none()
+    return _scopes_with_role(actor, Role.ADMIN)
+
+
+def role_in(actor: Actor, scope: Scope) -> Role | None:
+    """The actor's role in a scope it can read, or None."""
+    role = (
+        Membership.objects.filter(scope=scope, user=actor.user)
+        .values_list("role", flat=True)
+        .first()
+    )
+    return Role(role) if role is not None else None
+
+
+def readable_scope(actor: Actor, public_id: str) -> Scope:
+    scope = readable_scopes(actor).filter(public_id=public_id).first()
+    if scope is None:
+        raise NotFound(_("No scope with id %(id)s.") % {"id": public_id})
+    return scope
+
+
+def require_write_access(actor: Actor) -> None:
+    """Refuse any write through a read-only token."""
+    if actor.read_only:
+        raise Forbidden(_("This token is read-only."))
+
+
+def _require(actor: Actor, public_id: str, minimum: Role, message: str) -> Scope:
+    scope = readable_scope(actor, public_id)
+    require_write_access(actor)
+    role = role_in(actor, scope)
+    if role is None or role < minimum:
+        raise Forbidden(message)
+    return scope
+
+
+def writable_scope(actor: Actor, public_id: str) -> Scope:
+    return _require(actor, public_id, Role.WRITER, _("Writing needs the writer role in this scope."))
+
+
+def administrable_scope(actor: Actor, public_id: str) -> Scope:
+    return _require(actor, public_id, Role.ADMIN, _("This needs the admin role in this scope."))

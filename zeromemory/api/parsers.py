@@ -1,0 +1,40 @@
+"""A JSON parser that names what is wrong with a body: size, encoding, syntax."""
+
+from __future__ import annotations
+
+import json
+
+from django.conf import settings
+from django.utils.translation import gettext as _
+from rest_framework.exceptions import ParseError
+from rest_framework.parsers import JSONParser
+
+
+class BodyError(ParseError):
+    """A body the API cannot read; answered as validation_failed on the field `body`."""
+
+
+def _reject_constant(name: str) -> None:
+    raise ValueError(_("%(name)s is not valid JSON.") % {"name": name})
+
+
+class StrictJSONParser(JSONParser):
+    def parse(self, stream, media_type=None, parser_context=None):
+        limit = settings.MAX_BODY_BYTES
+        request = (parser_context or {}).get("request")
+        declared = request.META.get("CONTENT_LENGTH") if request is not None else None
+        if declared and declared.isdigit() and int(declared) > limit:
+            raise BodyError(_("The body is larger than %(n)d bytes.") % {"n": limit})
+        raw = stream.read(limit + 1) if stream is not None else b""
+        if len(raw) > limit:
+            raise BodyError(_("The body is larger than %(n)d bytes.") % {"n": limit})
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise BodyError(
+                _("The body is not valid UTF-8 (byte %(pos)d).") % {"pos": exc.start}
+            ) from None
+        try:
+            return json.loads(text, parse_constant=_reject_constant)
+        except ValueError as exc:
+            raise BodyError(_("Malformed JSON: %(err)s") % {"err": exc}) from None

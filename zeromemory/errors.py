@@ -1,0 +1,42 @@
+"""Domain errors raised by services and selectors; every surface maps them to its own answer.
+
+The codes are the stable codes of the API and MCP error contract.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class DomainError(Exception):
+    code = "internal"
+    status = 500
+
+    def __init__(self, message: str, *, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details or {}
+
+
+class ValidationFailed(DomainError):
+    code = "validation_failed"
+    status = 400
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message, details={field: [message]})
+        self.field = field
+
+
+class Forbidden(DomainError):
+    code = "forbidden"
+    status = 403
+
+
+class NotFound(DomainError):
+    code = "not_found"
+    status = 404
+
+
+class Conflict(DomainError):
+    code = "conflict"
+    status = 409
