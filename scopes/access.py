@@ -38,9 +38,7 @@ class Actor:
 def _scopes_with_role(actor: Actor, minimum: Role) -> QuerySet[Scope]:
     if not actor.user.is_active:
         return Scope.objects.none()
-    scopes = Scope.objects.filter(
-        memberships__user=actor.user, memberships__role__gte=minimum
-    )
+    scopes = Scope.objects.filter(memberships__user=actor.user, memberships__role__gte=minimum)
     if actor.token is not None and actor.token.scope_restricted:
         scopes = scopes.filter(
             id__in=ApiToken.restricted_scopes.through.objects.filter(
@@ -99,7 +97,9 @@ def _require(actor: Actor, public_id: str, minimum: Role, message: str) -> Scope
 
 
 def writable_scope(actor: Actor, public_id: str) -> Scope:
-    return _require(actor, public_id, Role.WRITER, _("Writing needs the writer role in this scope."))
+    return _require(
+        actor, public_id, Role.WRITER, _("Writing needs the writer role in this scope.")
+    )
 
 
 def administrable_scope(actor: Actor, public_id: str) -> Scope:

@@ -30,8 +30,16 @@ class MembershipAdmin(admin.ModelAdmin):
 
 @admin.register(ApiToken)
 class ApiTokenAdmin(admin.ModelAdmin):
-    list_display = ["name", "prefix", "user", "read_only", "created_at", "last_used_at",
-                    "expires_at", "revoked_at"]
+    list_display = [
+        "name",
+        "prefix",
+        "user",
+        "read_only",
+        "created_at",
+        "last_used_at",
+        "expires_at",
+        "revoked_at",
+    ]
     list_filter = ["read_only", "scope_restricted"]
     search_fields = ["name", "prefix", "user__username", "public_id"]
     readonly_fields = ["public_id", "prefix", "created_at", "last_used_at", "revoked_at"]

@@ -35,9 +35,7 @@ class ScopeOut(serializers.Serializer):
 
 def _scope_out(actor: access.Actor, scopes: list[Scope]) -> ScopeOut:
     roles = dict(
-        Membership.objects.filter(user=actor.user, scope__in=scopes).values_list(
-            "scope_id", "role"
-        )
+        Membership.objects.filter(user=actor.user, scope__in=scopes).values_list("scope_id", "role")
     )
     return ScopeOut(scopes, many=True, context={"roles": roles})
 
@@ -153,7 +151,9 @@ class MemberListView(APIView):
     @extend_schema(responses=MemberOut(many=True), summary="Members of a scope (admins)")
     def get(self, request, scope_id: str):
         scope = access.administrable_scope(actor_for(request), scope_id)
-        return Response({"results": MemberOut(selectors.scope_members(scope=scope), many=True).data})
+        return Response(
+            {"results": MemberOut(selectors.scope_members(scope=scope), many=True).data}
+        )
 
     @extend_schema(request=Input, responses={201: MemberOut}, summary="Add a member (admins)")
     def post(self, request, scope_id: str):
@@ -233,7 +233,9 @@ class TokenListView(APIView):
         return Response({"results": TokenOut(tokens, many=True).data})
 
     @extend_schema(
-        request=Input, responses={201: TokenCreatedOut}, summary="Create a token (secret shown once)"
+        request=Input,
+        responses={201: TokenCreatedOut},
+        summary="Create a token (secret shown once)",
     )
     def post(self, request):
         actor = actor_for(request)

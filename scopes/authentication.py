@@ -30,7 +30,9 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
         if not header or header[0].lower() != self.keyword.lower().encode():
             return None
         if len(header) != 2:
-            raise exceptions.AuthenticationFailed(_("Use the header Authorization: Bearer <token>."))
+            raise exceptions.AuthenticationFailed(
+                _("Use the header Authorization: Bearer <token>.")
+            )
         try:
             secret = header[1].decode("ascii")
         except UnicodeDecodeError:

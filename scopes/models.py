@@ -19,7 +19,7 @@ from zeromemory.ids import new_public_id
 SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
 slug_validator = RegexValidator(
     SLUG_PATTERN,
-    _("Use lowercase letters, digits and single hyphens, starting and ending with a letter or digit."),
+    _("Use lowercase letters, digits and single hyphens; start and end with a letter or digit."),
     code="invalid_slug",
 )
 

@@ -23,7 +23,7 @@ from zeromemory.errors import Conflict, Forbidden, NotFound, ValidationFailed
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser
 
-TOKEN_PREFIX = "zm_"
+TOKEN_PREFIX = "zm_"  # noqa: S105 - a public prefix, not a secret
 
 
 def _check_slug(slug: str) -> None:
@@ -140,9 +140,7 @@ def _ensure_another_admin(scope: Scope, membership: Membership, message: str) ->
         raise Conflict(message)
 
 
-def membership_change_role(
-    *, actor: Actor, scope: Scope, username: str, role: Role
-) -> Membership:
+def membership_change_role(*, actor: Actor, scope: Scope, username: str, role: Role) -> Membership:
     with transaction.atomic():
         membership = _membership(scope, username, lock=True)
         if role < membership.role:

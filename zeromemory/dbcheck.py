@@ -13,9 +13,10 @@ def missing_extensions_message(missing: list[str]) -> str:
     names = ", ".join(missing)
     return (
         f"The PostgreSQL server behind DATABASE_URL lacks the extension(s): {names}. "
-        "Install pgvector 0.8 or newer (Debian/Ubuntu: apt install postgresql-<version>-pgvector; "
-        "other systems: https://github.com/pgvector/pgvector#installation) and the contrib package "
-        "for pg_trgm, or unset DATABASE_URL to use the embedded PostgreSQL that ships with pgvector."
+        "Install pgvector 0.8 or newer "
+        "(Debian/Ubuntu: apt install postgresql-<version>-pgvector; "
+        "other systems: see pgvector's installation notes) and the contrib package for pg_trgm, "
+        "or unset DATABASE_URL to use the embedded PostgreSQL, which ships with pgvector."
     )
 
 

@@ -13,6 +13,7 @@ run) stops it explicitly on exit through :func:`stop_if_started_here`.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import warnings
@@ -48,7 +49,9 @@ def _pgserver():
 
 def _running_info(pgdata: Path):
     _, postmaster_info = _pgserver()
-    info = postmaster_info.read_from_pgdata(pgdata) if (pgdata / "postmaster.pid").exists() else None
+    info = (
+        postmaster_info.read_from_pgdata(pgdata) if (pgdata / "postmaster.pid").exists() else None
+    )
     if info is not None and info.is_running() and info.status == "ready":
         return info
     return None
@@ -95,10 +98,9 @@ def _create_database(server: EmbeddedServer) -> None:
         ).fetchone()
         if exists:
             return
-        try:
+        # Another process may create it between our check and our CREATE.
+        with contextlib.suppress(errors.DuplicateDatabase):
             conn.execute(f'CREATE DATABASE "{DATABASE_NAME}"')
-        except errors.DuplicateDatabase:
-            pass  # another process created it between our check and our CREATE
 
 
 def django_database_settings(server: EmbeddedServer) -> dict[str, object]:

@@ -1,4 +1,4 @@
-"""Settings, read from environment variables. `.env.example` lists every variable with its default."""
+"""Settings, read from environment variables; `.env.example` lists each with its default."""
 
 from __future__ import annotations
 

@@ -59,8 +59,15 @@ class Command(BaseCommand):
 
     def _start(self, host: str, port: int, no_worker: bool) -> list[subprocess.Popen]:
         web = [
-            sys.executable, "-m", "uvicorn", "zeromemory.asgi:application",
-            "--host", host, "--port", str(port), "--no-access-log",
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "zeromemory.asgi:application",
+            "--host",
+            host,
+            "--port",
+            str(port),
+            "--no-access-log",
         ]
         children = [subprocess.Popen(web, cwd=settings.BASE_DIR)]
         if not no_worker:

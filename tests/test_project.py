@@ -1,0 +1,90 @@
+"""Project-level surfaces: health, schema, docs, admin, rate limits, the pgvector check."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.cache import cache
+from django.db import connection
+from django.test import override_settings
+from rest_framework.settings import api_settings
+
+from zeromemory.dbcheck import missing_extensions_message, require_extensions
+
+
+def test_healthz_answers_when_the_database_answers(client, db):
+    response = client.get("/healthz")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok", "database": "ok"}
+
+
+def test_schema_is_openapi_3_and_lists_the_endpoints(client, db):
+    response = client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
+    assert response.status_code == 200
+    schema = response.json()
+    assert schema["openapi"].startswith("3.")
+    for path in (
+        "/api/v1/me",
+        "/api/v1/scopes",
+        "/api/v1/scopes/{scope_id}/members",
+        "/api/v1/tokens",
+    ):
+        assert path in schema["paths"]
+    assert schema["components"]["securitySchemes"]["bearerAuth"]["scheme"] == "bearer"
+
+
+def test_docs_page_uses_no_external_cdn(client, db):
+    response = client.get("/api/docs/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "swagger" in html.lower()
+    assert "cdn." not in html and "unpkg" not in html
+
+
+def test_extensions_exist_after_migration(db):
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT extname FROM pg_extension")
+        names = {row[0] for row in cursor.fetchall()}
+    assert {"vector", "pg_trgm"} <= names
+    require_extensions(connection)
+
+
+def test_missing_pgvector_message_says_what_to_install():
+    message = missing_extensions_message(["vector"])
+    assert "pgvector" in message and "DATABASE_URL" in message and "apt install" in message
+
+
+def test_staff_admin_pages(admin_client):
+    for url in ("/admin/scopes/scope/", "/admin/scopes/membership/", "/admin/scopes/apitoken/"):
+        assert admin_client.get(url).status_code == 200
+
+
+def test_rate_limit_answers_rate_limited(tenancy, api, monkeypatch):
+    cache.clear()
+    rates = dict(api_settings.DEFAULT_THROTTLE_RATES, actor="2/min")
+    monkeypatch.setattr("zeromemory.api.throttling.ActorRateThrottle.THROTTLE_RATES", rates)
+    client = api(tenancy.owner)
+    codes = [client.get("/api/v1/me").status_code for _ in range(3)]
+    assert codes == [200, 200, 429]
+    response = client.get("/api/v1/me")
+    assert response.json()["error"]["code"] == "rate_limited"
+    assert int(response["Retry-After"]) >= 1
+    cache.clear()
+
+
+@override_settings(DEBUG=False)
+def test_unhandled_error_answers_internal(tenancy, api, monkeypatch):
+    def explode(**kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr("scopes.selectors.own_tokens", explode)
+    response = api(tenancy.owner).get("/api/v1/tokens")
+    assert response.status_code == 500
+    assert response.json()["error"]["code"] == "internal"
+    assert "boom" not in response.content.decode()
+
+
+@pytest.mark.parametrize("path", ["/api/v1/me", "/api/v1/scopes", "/api/v1/tokens"])
+def test_anonymous_gets_401(client, db, path):
+    response = client.get(path)
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == "unauthorized"
