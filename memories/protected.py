@@ -36,14 +36,123 @@ QUOTED_TERM_MAX_WORDS = 5
 
 # Extensions that make a bare word a file name (`settings.py`, `package.json`). A closed list,
 # because an open pattern would also swallow abbreviations and sentence breaks without a space.
-_FILE_EXTENSIONS = (
-    "py pyi pyx ipynb js mjs cjs jsx ts tsx vue svelte json jsonl yml yaml toml ini cfg conf env "
-    "lock txt md rst adoc html htm css scss sass less xml svg csv tsv sql sh bash zsh fish ps1 bat "
-    "cmd go rs java kt kts scala groovy gradle rb php pl c h cc cpp hpp cs swift m mm dart lua r "
-    "jl ex exs erl hs ml tf tfvars proto graphql gql dockerfile mk log pid sock db sqlite sqlite3 "
-    "dump bak tmp po mo pot pem crt key pub whl egg tar gz tgz zip jar war so dll exe wasm png "
-    "jpg jpeg gif webp ico pdf"
-).split()
+_FILE_EXTENSIONS = [
+    "py",
+    "pyi",
+    "pyx",
+    "ipynb",
+    "js",
+    "mjs",
+    "cjs",
+    "jsx",
+    "ts",
+    "tsx",
+    "vue",
+    "svelte",
+    "json",
+    "jsonl",
+    "yml",
+    "yaml",
+    "toml",
+    "ini",
+    "cfg",
+    "conf",
+    "env",
+    "lock",
+    "txt",
+    "md",
+    "rst",
+    "adoc",
+    "html",
+    "htm",
+    "css",
+    "scss",
+    "sass",
+    "less",
+    "xml",
+    "svg",
+    "csv",
+    "tsv",
+    "sql",
+    "sh",
+    "bash",
+    "zsh",
+    "fish",
+    "ps1",
+    "bat",
+    "cmd",
+    "go",
+    "rs",
+    "java",
+    "kt",
+    "kts",
+    "scala",
+    "groovy",
+    "gradle",
+    "rb",
+    "php",
+    "pl",
+    "c",
+    "h",
+    "cc",
+    "cpp",
+    "hpp",
+    "cs",
+    "swift",
+    "m",
+    "mm",
+    "dart",
+    "lua",
+    "r",
+    "jl",
+    "ex",
+    "exs",
+    "erl",
+    "hs",
+    "ml",
+    "tf",
+    "tfvars",
+    "proto",
+    "graphql",
+    "gql",
+    "dockerfile",
+    "mk",
+    "log",
+    "pid",
+    "sock",
+    "db",
+    "sqlite",
+    "sqlite3",
+    "dump",
+    "bak",
+    "tmp",
+    "po",
+    "mo",
+    "pot",
+    "pem",
+    "crt",
+    "key",
+    "pub",
+    "whl",
+    "egg",
+    "tar",
+    "gz",
+    "tgz",
+    "zip",
+    "jar",
+    "war",
+    "so",
+    "dll",
+    "exe",
+    "wasm",
+    "png",
+    "jpg",
+    "jpeg",
+    "gif",
+    "webp",
+    "ico",
+    "pdf",
+]
 _EXT = "(?:" + "|".join(sorted(_FILE_EXTENSIONS, key=len, reverse=True)) + ")"
 
 # Characters of a path segment: ASCII plus Latin-1/Latin Extended letters (`Übersetzung.md`), but
@@ -73,7 +182,7 @@ _EXT_AT_END = re.compile(r"\." + _EXT + r"$", re.IGNORECASE)
 
 def _relative_path_is_path(match: re.Match[str]) -> bool:
     """`and/or` and `TCP/IP` are prose; a relative path needs a trailing slash, two slashes or an
-    extension on its last segment (`apps/ios/`, `src/app/main`, `routes/api.py`)."""
+    extension on its last segment (`vendor/`, `src/app/main`, `routes/api.py`)."""
     text = match.group(0)
     if text.endswith("/") or text.count("/") >= 2:
         return any(ch.isalpha() for ch in text)
@@ -100,9 +209,7 @@ def _quote_pattern() -> re.Pattern[str]:
     alternatives = []
     for index, (opening, closing) in enumerate(_QUOTE_PAIRS):
         body = "[^" + re.escape(opening + closing) + r"\n]"
-        alternatives.append(
-            re.escape(opening) + rf"\s*(?P<q{index}>{body}+?)\s*[{re.escape(closing)}]"
-        )
+        alternatives.append(re.escape(opening) + rf"(?P<q{index}>{body}+?)[{re.escape(closing)}]")
     # A straight single quote is also an apostrophe (don't, L'utente, PostgreSQL'i), so it opens a
     # quote only where a word cannot run through it: after a non-word character and before a
     # non-space; it closes after a non-space and before a non-word character.
@@ -111,7 +218,7 @@ def _quote_pattern() -> re.Pattern[str]:
 
 
 def _quote_term(match: re.Match[str]) -> str:
-    return next(value for value in match.groupdict().values() if value is not None)
+    return next(value for value in match.groupdict().values() if value is not None).strip()
 
 
 def _short_quote(match: re.Match[str]) -> bool:
@@ -128,20 +235,26 @@ _PASSES: tuple[_Pass, ...] = (
     _Pass(
         "windows_path",
         re.compile(
-            r"(?<![\w])(?:[A-Za-z]:\\|\\\\[A-Za-z0-9_.\-]+\\)(?:[A-Za-z0-9_.\-$~]+\\?)*"
+            r"(?<![\w])(?:[A-Za-z]:\\|\\\\[A-Za-z0-9_.\-]+\\)[A-Za-z0-9_.\-$~\\]*"
             + _NO_TRAILING_PUNCT
         ),
     ),
     _Pass(
         "rooted_path",
         re.compile(
-            r"(?<![\w./~\\\-])(?:~|\.{1,2})?/" + _SEG + r"(?:/" + _SEG + r")*/?" + _NO_TRAILING_PUNCT
+            r"(?<![\w./~\\\-])(?:~|\.{1,2})?/"
+            + _SEG
+            + r"(?:/"
+            + _SEG
+            + r")*/?"
+            + _NO_TRAILING_PUNCT
         ),
     ),
     _Pass(
         "relative_path",
         re.compile(
-            r"(?<![\w./~\\\-])" + _SEG + r"(?:/" + _SEG + r")+/?" + _NO_TRAILING_PUNCT, re.ASCII
+            r"(?<![\w./~\\\-])" + _SEG + r"(?:(?:/" + _SEG + r")+/?|/)" + _NO_TRAILING_PUNCT,
+            re.ASCII,
         ),
         accept=_relative_path_is_path,
     ),
@@ -167,15 +280,29 @@ _PASSES: tuple[_Pass, ...] = (
         "dotted_name",
         re.compile(r"(?<![\w.])[A-Za-z_]\w+(?:\.[A-Za-z_]\w+)+", re.ASCII),
     ),
+    # Hyphenated names that carry a digit (`django-q2`, `all-MiniLM-L6-v2`, `utf-8`) are product
+    # and model names; hyphenated words without one are indistinguishable from prose.
+    _Pass(
+        "versioned_name",
+        re.compile(r"(?<![\w\-])(?=[\w\-]*\d)[A-Za-z0-9]\w*(?:-\w+)+(?![\w\-])", re.ASCII),
+        accept=lambda match: any(ch.isalpha() for ch in match.group(0)),
+    ),
     _Pass("cli_flag", re.compile(r"(?<![\w\-])--?[A-Za-z][\w\-]*(?:=\S+)?(?=\s|$)", re.ASCII)),
     _Pass("assignment", re.compile(r"(?<![\w.])[A-Za-z_][\w.]*=[^\s,;]+", re.ASCII)),
     # snake_case and SCREAMING_SNAKE (and dunder names): an underscore never occurs in prose.
-    _Pass("snake_case", re.compile(r"(?<!\w)_*[A-Za-z][A-Za-z0-9]*(?:_+[A-Za-z0-9]+)+_*(?!\w)", re.ASCII)),
+    _Pass(
+        "snake_case",
+        re.compile(r"(?<!\w)_*[A-Za-z][A-Za-z0-9]*(?:_+[A-Za-z0-9]+)+_*(?!\w)", re.ASCII),
+    ),
     # camelCase: a lower-case start followed by a capital inside the word.
     _Pass("camel_case", re.compile(r"(?<!\w)[a-z]+[0-9]*[A-Z]\w*(?!\w)", re.ASCII)),
     # PascalCase with an inner capital (`DashboardChart`, `PostgreSQL`); a plain capitalized word
-    # or an acronym is prose.
-    _Pass("pascal_case", re.compile(r"(?<!\w)[A-Z][a-z0-9]+[A-Z]\w*(?!\w)", re.ASCII)),
+    # or an acronym is prose. An acronym glued to a word (`JSONField`, `SQLite`) is a name too, but
+    # a plural acronym (`URLs`, `PRs`) is prose, hence two lower-case letters at least.
+    _Pass(
+        "pascal_case",
+        re.compile(r"(?<!\w)(?:[A-Z][a-z0-9]+[A-Z]|[A-Z]{2,}[a-z]{2})\w*(?!\w)", re.ASCII),
+    ),
 )
 
 

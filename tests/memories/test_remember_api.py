@@ -1,0 +1,235 @@
+"""The write path through REST: remember, dedup, guard, validation, idempotency, batch."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import override_settings
+
+from memories.models import Memory, Provenance
+
+
+def remember(client, content, kind="decision", **extra):
+    return client.post("/api/v1/memories", {"content": content, "kind": kind, **extra}, format="json")
+
+
+@pytest.fixture
+def owner(tenancy, api):
+    return api(tenancy.owner)
+
+
+def test_remember_creates_a_memory_with_provenance(tenancy, owner):
+    response = remember(
+        owner,
+        "We deploy with blue-green releases behind the load balancer.",
+        scope=tenancy.team.public_id,
+        conversation_id="conv-1",
+        source_path="docs/deploy.md",
+        verbatim="blue-green, always",
+    )
+    assert response.status_code == 201, response.json()
+    body = response.json()
+    assert body["id"].startswith("mem_")
+    assert body["deduplicated"] is False and body["similar_existing"] == []
+    assert (body["kind"], body["scope"], body["translation_status"]) == (
+        "decision",
+        tenancy.team.public_id,
+        "skipped",
+    )
+    memory = Memory.objects.get(public_id=body["id"])
+    assert memory.embedding is not None and len(memory.embedding) == 384
+    assert memory.author_kind == "agent" and memory.content_lang == "en"
+    [row] = memory.provenance.all()
+    assert (row.conversation_id, row.source_path, row.verbatim) == (
+        "conv-1",
+        "docs/deploy.md",
+        "blue-green, always",
+    )
+    detail = owner.get(f"/api/v1/memories/{body['id']}").json()
+    assert detail["provenance"][0]["verbatim"] == "blue-green, always"
+
+
+def test_without_scope_it_goes_to_the_personal_scope(tenancy, owner):
+    body = remember(owner, "I prefer tabs over spaces in Makefiles.", kind="preference").json()
+    personal = tenancy.owner.owned_scopes.get(kind="personal")
+    assert body["scope"] == personal.public_id
+
+
+def test_identical_text_is_absorbed_with_a_new_provenance_row(tenancy, owner, api):
+    first = remember(owner, "Run `make test` before every push.", scope=tenancy.team.public_id)
+    again = remember(
+        api(tenancy.writer),
+        "  run `make TEST`   before every push. ",
+        scope=tenancy.team.public_id,
+        conversation_id="conv-2",
+    )
+    assert again.status_code == 200
+    assert again.json()["deduplicated"] is True
+    assert again.json()["id"] == first.json()["id"]
+    assert Memory.objects.filter(scope=tenancy.team).count() == 1
+    rows = Provenance.objects.filter(memory__public_id=first.json()["id"]).order_by("id")
+    assert [r.absorbed for r in rows] == [False, True]
+    assert rows[1].conversation_id == "conv-2"
+    assert rows[1].created_by == tenancy.writer
+
+
+def test_near_duplicate_is_reported_and_stored_unless_absorbing(tenancy, owner):
+    scope = tenancy.team.public_id
+    first = remember(owner, "The staging database is reset every night at 2am UTC.", scope=scope)
+    near = remember(owner, "The staging database gets reset every night at 2am UTC.", scope=scope)
+    assert near.status_code == 201
+    [similar] = near.json()["similar_existing"]
+    assert similar["id"] == first.json()["id"]
+    assert similar["similarity"] >= 0.92 and similar["age_days"] >= 0
+    absorbed = remember(
+        owner,
+        "The staging database is being reset every night at 2am UTC.",
+        scope=scope,
+        absorb_similar=True,
+    )
+    assert absorbed.status_code == 200 and absorbed.json()["deduplicated"] is True
+    assert Memory.objects.filter(scope=tenancy.team).count() == 2
+
+
+def test_different_scopes_do_not_dedup(tenancy, owner):
+    text = "Our error budget is 0.1% per quarter."
+    a = remember(owner, text, scope=tenancy.team.public_id).json()
+    b = remember(owner, text).json()
+    assert a["id"] != b["id"] and not b["deduplicated"]
+
+
+def test_forgotten_memories_do_not_absorb(tenancy, owner):
+    text = "Feature flags live in config/flags.yaml."
+    first = remember(owner, text, kind="fact").json()
+    owner.post(f"/api/v1/memories/{first['id']}/forget", {"reason": "moved"}, format="json")
+    second = remember(owner, text, kind="fact").json()
+    assert second["id"] != first["id"] and second["deduplicated"] is False
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "what"),
+    [
+        ("content", "deploy key:\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1", "private key"),
+        ("content", "the CI user is AKIAIOSFODNN7EXAMPLE in us-east-1", "AWS access key"),
+        ("content", "use ghp_abcdefghijklmnopqrstuvwxyz0123456789 for the bot", "GitHub token"),
+        ("content", "db is postgres://app:s3cretpass@db.internal:5432/app", "password in a URL"),
+        (
+            "content",
+            "token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N",
+            "JSON Web Token",
+        ),
+        ("content", "set ANTHROPIC key sk-ant-api03-abcdefghijklmnopqrstuvwx", "Anthropic"),
+        ("content", "password = hunter2hunter22", "password or secret"),
+        ("verbatim", "my key is AKIAIOSFODNN7EXAMPLE", "AWS access key"),
+        ("source_path", "https://bob:pa55word@git.example.com/repo", "password in a URL"),
+        ("conversation_id", "xoxb-123456789012-abcdefghij", "Slack"),
+    ],
+)
+def test_secrets_are_refused_and_nothing_is_stored(tenancy, owner, field, value, what):
+    body = {"content": "A harmless note about deploys.", "kind": "fact", field: value}
+    response = owner.post("/api/v1/memories", body, format="json")
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert field in error["details"]
+    assert what.lower() in error["message"].lower()
+    assert Memory.objects.count() == 0 and Provenance.objects.count() == 0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Passwords are hashed with argon2; never log the password field.",
+        "Set DATABASE_URL=postgres://user@localhost/db for local work.",
+        "The API key lives in 1Password under 'Anthropic'; export ANTHROPIC_API_KEY=<your key>.",
+        "JWT expiry is 15 minutes; refresh tokens last 30 days.",
+    ],
+)
+def test_talk_about_secrets_is_not_a_secret(owner, text):
+    assert remember(owner, text, kind="convention").status_code == 201
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"content": "", "kind": "fact"}, "content"),
+        ({"content": "   \n\t ", "kind": "fact"}, "content"),
+        ({"content": "x\x00y", "kind": "fact"}, "content"),
+        ({"content": 42, "kind": "fact"}, "content"),
+        ({"kind": "fact"}, "content"),
+        ({"content": "ok", "kind": "rumour"}, "kind"),
+        ({"content": "ok"}, "kind"),
+        ({"content": "ok", "kind": "fact", "absorb_similar": "yes"}, "absorb_similar"),
+        ({"content": "ok", "kind": "fact", "author_kind": "robot"}, "author_kind"),
+        ({"content": "ok", "kind": "fact", "mood": "happy"}, "mood"),
+    ],
+)
+def test_bad_input_names_the_field(owner, body, field):
+    response = owner.post("/api/v1/memories", body, format="json")
+    assert response.status_code == 400, response.json()
+    assert field in response.json()["error"]["details"]
+    assert Memory.objects.count() == 0
+
+
+@override_settings(MAX_MEMORY_CHARS=200)
+def test_content_over_the_limit(owner):
+    response = remember(owner, "word " * 100, kind="fact")
+    assert response.status_code == 400
+    assert "200" in response.json()["error"]["details"]["content"][0]
+
+
+def test_foreign_or_unknown_scope_is_404(tenancy, api):
+    client = api(tenancy.outsider)
+    foreign = remember(client, "note", scope=tenancy.team.public_id)
+    unknown = remember(client, "note", scope="scp_nope")
+    assert foreign.status_code == unknown.status_code == 404
+    assert Memory.objects.count() == 0
+
+
+def test_reader_and_read_only_token_cannot_remember(tenancy, api):
+    reader = remember(api(tenancy.reader), "note", scope=tenancy.team.public_id)
+    assert reader.status_code == 403
+    read_only = remember(api(tenancy.owner, read_only=True), "note", scope=tenancy.team.public_id)
+    assert read_only.status_code == 403
+    assert remember(api(tenancy.owner, read_only=True), "note").status_code == 403
+    assert Memory.objects.count() == 0
+
+
+def test_idempotency_key_replays_the_first_answer(owner):
+    first = remember(owner, "Cache TTL is 300 seconds.", kind="fact", idempotency_key="k-1")
+    retry = remember(owner, "Cache TTL is 300 seconds.", kind="fact", idempotency_key="k-1")
+    assert first.status_code == 201
+    assert retry.json() == first.json()
+    assert Memory.objects.count() == 1 and Provenance.objects.count() == 1
+    other = remember(owner, "Cache TTL is 300 seconds.", kind="fact", idempotency_key="k-2")
+    assert other.json()["deduplicated"] is True
+
+
+def test_batch_answers_each_item_on_its_own(tenancy, owner):
+    items = [
+        {"content": "Use ruff for linting.", "kind": "convention"},
+        {"content": "", "kind": "fact"},
+        {"content": "Secrets: AKIAIOSFODNN7EXAMPLE", "kind": "fact"},
+        {"content": "Note for a foreign scope.", "kind": "fact", "scope": "scp_nope"},
+        {"content": "Use ruff for linting.", "kind": "convention"},
+        {"content": "Prefer pathlib over os.path.", "kind": "convention", "extra": 1},
+        {"content": "Logs go to stderr.", "kind": "convention", "scope": tenancy.team.public_id},
+    ]
+    response = owner.post("/api/v1/memories/batch", {"items": items}, format="json")
+    assert response.status_code == 200
+    results = response.json()["results"]
+    assert [r["status"] for r in results] == [201, 400, 400, 404, 200, 400, 201]
+    assert results[4]["memory"]["id"] == results[0]["memory"]["id"]
+    assert "content" in results[1]["error"]["details"]
+    assert "extra" in results[5]["error"]["details"]
+    assert Memory.objects.count() == 2
+
+
+def test_batch_limits(owner):
+    items = [{"content": f"note {i}", "kind": "fact"} for i in range(101)]
+    too_many = owner.post("/api/v1/memories/batch", {"items": items}, format="json")
+    assert too_many.status_code == 400 and "items" in too_many.json()["error"]["details"]
+    empty = owner.post("/api/v1/memories/batch", {"items": []}, format="json")
+    assert empty.status_code == 400
+    malformed = owner.generic(
+        "POST", "/api/v1/memories/batch", b'{"items": [', content_type="application/json"
+    )
+    assert malformed.status_code == 400 and "body" in malformed.json()["error"]["details"]
