@@ -5,3 +5,6 @@ from django.utils.translation import gettext_lazy as _
 class MemoriesConfig(AppConfig):
     name = "memories"
     verbose_name = _("Memories")
+
+    def ready(self) -> None:
+        from memories import checks  # noqa: F401 - registers the embedding dimension check

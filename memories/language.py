@@ -41,12 +41,32 @@ The rule, in order:
 
 Thresholds err towards English: translating an English memory costs an LLM call and risks
 mangling it, while a missed foreign memory is still stored, readable and findable by people who
-search in its language.
+search in its language. Why each one has its value:
 
-The detector is cld2 (pycld2), reached through polyglot's `Detector` as the design names it:
-`Detector(text, quiet=True)` runs cld2 in reliable mode and falls back to cld2's best effort with
-`reliable` set to False, which is exactly the pair of answers steps 5 and 6 need, and its language
-codes come out through ICU. Its one side effect, a WARNING log line on every unreliable (that is,
+* `MAX_ANALYZED_CHARS` (20 000): memories are short and a few kilobytes of prose settle the
+  question; the cap keeps masking and detection bounded whatever a caller sends.
+* `MIN_PROSE_LETTERS` (12): about two short words. Below it cld2 mostly answers "unknown" or a
+  guess ("Use Python 3.11." comes out as Latin), and the short foreign lines it would catch are
+  thank-yous and "done" notes that carry no knowledge worth a translation.
+* `IDEOGRAPH_WEIGHT` (3): a Han, kana or Hangul character stands for a syllable or a word, so a
+  seven-character Chinese sentence is a sentence, not two words.
+* `NON_LATIN_SHARE` (0.5): a majority, so that an English sentence naming a person or a term in
+  another script stays English, while prose mostly in that script is foreign.
+* `MIN_FUNCTION_WORDS` (2) and `FUNCTION_WORD_MARGIN` (2): one word can be a name, a loan word or
+  shared by several languages ("a", "in", "die"); two, and twice the other side, is a pattern.
+* `BEST_EFFORT_MIN_PERCENT` (90): cld2's best effort on a few words is often a coin toss between
+  neighbours; only a confident one counts, and only with the backing described in step 6.
+
+cld2's own prior ("hintLanguage=en") would be the obvious way to lean towards English, but it is
+far too strong: it turns plain Spanish, Italian and French sentences of a dozen words into
+English. The function-word vote leans the same way only where the words themselves say so.
+
+The detector is cld2 (pycld2), reached through polyglot's `Detector` as the design names it.
+polyglot imports cleanly with the prebuilt `pyicu-wheels` (no system ICU, no compiler), so there
+is no reason to bypass it: `Detector(text, quiet=True)` runs cld2 in reliable mode and falls back
+to cld2's best effort with `reliable` set to False, which is exactly the pair of answers steps 5
+and 6 need, and its language codes come out through ICU (legacy codes such as cld2's "iw" are
+mapped to ISO 639-1 here). Its one side effect, a WARNING log line on every unreliable (that is,
 every short) text, is silenced below because that is the normal case here, not a problem to
 report. cld2 is a compiled n-gram model: deterministic, no model download, microseconds per
 sentence. It rejects some code points (C0/C1 controls, noncharacters) and Python strings can hold
@@ -68,8 +88,9 @@ from memories.protected import mask_protected
 
 __all__ = ["LanguageDecision", "detect_language"]
 
-# Only the head of a very long text is analysed: memories are short, a few kilobytes of prose
-# settle the question, and masking plus detection stay bounded whatever a caller sends.
+# The thresholds below are explained, with their values, in the module docstring.
+
+# Only the head of a very long text is analysed.
 MAX_ANALYZED_CHARS = 20_000
 
 # Below this many (weighted) prose letters the text is skipped: not sent to translation.
@@ -331,22 +352,20 @@ def _words(prose: str) -> list[str]:
     return words
 
 
-def _hits(prose: str, lang: str) -> int:
-    """How many words of `prose` are function words of `lang` (0 for a language without a list)."""
+def _hits(words: list[str], lang: str) -> int:
+    """How many of `words` are function words of `lang` (0 for a language without a list)."""
     vocabulary = _FUNCTION_WORDS.get(_LIST_ALIASES.get(lang, lang), frozenset())
-    return sum(1 for word in _words(prose) if word in vocabulary)
+    return sum(1 for word in words if word in vocabulary)
 
 
-def _function_word_hits(prose: str) -> tuple[int, str, int]:
-    """(English hits, best other language, its hits)."""
-    words = _words(prose)
-    english = sum(1 for word in words if word in _FUNCTION_WORDS["en"])
+def _best_other_language(words: list[str]) -> tuple[str, int]:
+    """The non-English language with the most function words among `words`, and that count."""
     best_lang, best_hits = UNDETERMINED, 0
-    for lang, vocabulary in _FOREIGN_FUNCTION_WORDS.items():
-        hits = sum(1 for word in words if word in vocabulary)
+    for lang in _FOREIGN_FUNCTION_WORDS:
+        hits = _hits(words, lang)
         if hits > best_hits:
             best_lang, best_hits = lang, hits
-    return english, best_lang, best_hits
+    return best_lang, best_hits
 
 
 def _has_accented_latin(prose: str) -> bool:
@@ -356,6 +375,11 @@ def _has_accented_latin(prose: str) -> bool:
 
 
 # --- detector ------------------------------------------------------------------------------------
+
+try:
+    from polyglot.detect import Detector as _Detector
+except Exception:  # noqa: BLE001 - without polyglot (or ICU) the rule runs without the detector
+    _Detector = None
 
 # polyglot logs a WARNING for every text cld2 cannot classify reliably; for short memories that is
 # the normal case, so it is not worth a log line per write.
@@ -389,10 +413,10 @@ def _normalize_code(code: str) -> str:
 
 def _detect(prose: str) -> _Detection | None:
     """cld2 through polyglot, or None when the detector is missing or fails on this text."""
+    if _Detector is None:
+        return None
     try:
-        from polyglot.detect import Detector
-
-        detector = Detector(prose, quiet=True)
+        detector = _Detector(prose, quiet=True)
         best = detector.language
         return _Detection(
             lang=_normalize_code(best.code),
@@ -436,7 +460,7 @@ def _detect_language(text: str) -> LanguageDecision:
 
     if letters.weighted < MIN_PROSE_LETTERS:
         return _decision(
-            "en" if letters.weighted else UNDETERMINED,
+            UNDETERMINED,
             STATUS_SKIPPED,
             f"{letters.weighted:g} prose letters after masking, fewer than {MIN_PROSE_LETTERS}",
         )
@@ -454,7 +478,9 @@ def _detect_language(text: str) -> LanguageDecision:
             f"{letters.non_latin_share:.0%} of prose letters are non-Latin ({script})",
         )
 
-    english_hits, other_lang, other_hits = _function_word_hits(prose)
+    words = _words(prose)
+    english_hits = _hits(words, "en")
+    other_lang, other_hits = _best_other_language(words)
     if english_hits >= MIN_FUNCTION_WORDS and english_hits >= FUNCTION_WORD_MARGIN * other_hits:
         return _decision(
             "en",
@@ -474,7 +500,7 @@ def _detect_language(text: str) -> LanguageDecision:
     if detection is None:
         return _decision("en", STATUS_ENGLISH, "detector unavailable; English by default")
     if detection.reliable and detection.lang not in {"en", UNDETERMINED}:
-        own_hits = _hits(prose, detection.lang)
+        own_hits = _hits(words, detection.lang)
         if english_hits > own_hits:
             return _decision(
                 "en",

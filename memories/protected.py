@@ -22,6 +22,7 @@ This module imports nothing from Django so the benchmark and the tests can run i
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -35,134 +36,29 @@ QUOTED_TERM_MAX_CHARS = 60
 QUOTED_TERM_MAX_WORDS = 5
 
 # Extensions that make a bare word a file name (`settings.py`, `package.json`). A closed list,
-# because an open pattern would also swallow abbreviations and sentence breaks without a space.
-_FILE_EXTENSIONS = [
-    "py",
-    "pyi",
-    "pyx",
-    "ipynb",
-    "js",
-    "mjs",
-    "cjs",
-    "jsx",
-    "ts",
-    "tsx",
-    "vue",
-    "svelte",
-    "json",
-    "jsonl",
-    "yml",
-    "yaml",
-    "toml",
-    "ini",
-    "cfg",
-    "conf",
-    "env",
-    "lock",
-    "txt",
-    "md",
-    "rst",
-    "adoc",
-    "html",
-    "htm",
-    "css",
-    "scss",
-    "sass",
-    "less",
-    "xml",
-    "svg",
-    "csv",
-    "tsv",
-    "sql",
-    "sh",
-    "bash",
-    "zsh",
-    "fish",
-    "ps1",
-    "bat",
-    "cmd",
-    "go",
-    "rs",
-    "java",
-    "kt",
-    "kts",
-    "scala",
-    "groovy",
-    "gradle",
-    "rb",
-    "php",
-    "pl",
-    "c",
-    "h",
-    "cc",
-    "cpp",
-    "hpp",
-    "cs",
-    "swift",
-    "m",
-    "mm",
-    "dart",
-    "lua",
-    "r",
-    "jl",
-    "ex",
-    "exs",
-    "erl",
-    "hs",
-    "ml",
-    "tf",
-    "tfvars",
-    "proto",
-    "graphql",
-    "gql",
-    "dockerfile",
-    "mk",
-    "log",
-    "pid",
-    "sock",
-    "db",
-    "sqlite",
-    "sqlite3",
-    "dump",
-    "bak",
-    "tmp",
-    "po",
-    "mo",
-    "pot",
-    "pem",
-    "crt",
-    "key",
-    "pub",
-    "whl",
-    "egg",
-    "tar",
-    "gz",
-    "tgz",
-    "zip",
-    "jar",
-    "war",
-    "so",
-    "dll",
-    "exe",
-    "wasm",
-    "png",
-    "jpg",
-    "jpeg",
-    "gif",
-    "webp",
-    "ico",
-    "pdf",
-]
-_EXT = "(?:" + "|".join(sorted(_FILE_EXTENSIONS, key=len, reverse=True)) + ")"
+# because an open pattern would also swallow abbreviations and sentence breaks without a space;
+# lower case only, so that a missing space after a full stop ("done.So") stays prose.
+_EXT = (
+    r"(?:py|pyi|pyx|ipynb|js|mjs|cjs|jsx|ts|tsx|vue|svelte|json|jsonl|yml|yaml|toml|ini|cfg|conf"
+    r"|env|lock|txt|md|rst|adoc|html|htm|css|scss|sass|less|xml|svg|csv|tsv|sql|sh|bash|zsh|fish"
+    r"|ps1|bat|cmd|go|rs|java|kt|kts|scala|groovy|gradle|rb|php|pl|c|h|cc|cpp|hpp|cs|swift|dart"
+    r"|lua|jl|ex|exs|erl|hs|ml|tf|tfvars|proto|graphql|gql|dockerfile|mk|log|pid|sock|db|sqlite3?"
+    r"|dump|bak|tmp|po|mo|pot|pem|crt|key|pub|whl|egg|tar|gz|tgz|zip|jar|war|so|dll|exe|wasm|png"
+    r"|jpe?g|gif|webp|ico|pdf)"
+)
 
 # Characters of a path segment: ASCII plus Latin-1/Latin Extended letters (`Übersetzung.md`), but
 # no CJK, so that `memories/migrations/にある` stops at the Japanese text that follows without a
 # space.
-_SEG = r"[A-Za-z0-9_@+~%=\-.\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f]+"
+_SEG_CHARS = r"A-Za-z0-9_@+~%=\-.\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f"
+_SEG = rf"[{_SEG_CHARS}]+"
+# A path starts only where no path character precedes it: one attempt per run of path
+# characters, so a long run that turns out not to be a path is scanned once, not once per start.
+_PATH_START = rf"(?<![{_SEG_CHARS}/\\])"
 _NO_TRAILING_PUNCT = r"(?<![.,;:!?])"
 
 _URL = (
-    r"(?<![\w@])(?:[A-Za-z][A-Za-z0-9+.\-]*://|www\.|mailto:)"
+    r"(?<![\w@])(?:[A-Za-z][A-Za-z0-9+.\-]{0,30}://|www\.|mailto:)"
     r"[!#-&(-;=?-~]*" + r"[A-Za-z0-9/#=&_\-~%+*@$]"
 )
 
@@ -177,7 +73,7 @@ class _Pass:
     term: Callable[[re.Match[str]], str] | None = None
 
 
-_EXT_AT_END = re.compile(r"\." + _EXT + r"$", re.IGNORECASE)
+_EXT_AT_END = re.compile(r"\." + _EXT + r"$")
 
 
 def _relative_path_is_path(match: re.Match[str]) -> bool:
@@ -229,8 +125,10 @@ def _short_quote(match: re.Match[str]) -> bool:
 
 _PASSES: tuple[_Pass, ...] = (
     # Fenced blocks first: everything inside them is code, whatever it looks like.
-    _Pass("fenced_code", re.compile(r"(?P<fence>```|~~~)[\s\S]*?(?P=fence)")),
-    _Pass("inline_code", re.compile(r"(?P<ticks>`+)(?!`)[^\n]+?(?<!`)(?P=ticks)(?!`)")),
+    # Fences and inline code open on a whole run of backticks (possessive, and not preceded by
+    # another backtick) so that a long run of backticks costs one attempt, not one per character.
+    _Pass("fenced_code", re.compile(r"(?<![`~])(?P<fence>`{3,}+|~{3,}+)[\s\S]*?(?P=fence)")),
+    _Pass("inline_code", re.compile(r"(?<!`)(?P<ticks>`++)[^\n]+?(?<!`)(?P=ticks)(?!`)")),
     _Pass("url", re.compile(_URL)),
     _Pass(
         "windows_path",
@@ -242,18 +140,13 @@ _PASSES: tuple[_Pass, ...] = (
     _Pass(
         "rooted_path",
         re.compile(
-            r"(?<![\w./~\\\-])(?:~|\.{1,2})?/"
-            + _SEG
-            + r"(?:/"
-            + _SEG
-            + r")*/?"
-            + _NO_TRAILING_PUNCT
+            _PATH_START + r"(?:~|\.{1,2})?/" + _SEG + r"(?:/" + _SEG + r")*/?" + _NO_TRAILING_PUNCT
         ),
     ),
     _Pass(
         "relative_path",
         re.compile(
-            r"(?<![\w./~\\\-])" + _SEG + r"(?:(?:/" + _SEG + r")+/?|/)" + _NO_TRAILING_PUNCT,
+            _PATH_START + _SEG + r"(?:(?:/" + _SEG + r")+/?|/)" + _NO_TRAILING_PUNCT,
             re.ASCII,
         ),
         accept=_relative_path_is_path,
@@ -267,8 +160,8 @@ _PASSES: tuple[_Pass, ...] = (
     _Pass(
         "file_name",
         re.compile(
-            r"(?<![\w./\\\-])\.?[A-Za-z0-9_][\w\-]*(?:\.[\w\-]+)*\." + _EXT + r"(?![\w\-])",
-            re.ASCII | re.IGNORECASE,
+            r"(?<![\w./\\\-])\.?[A-Za-z0-9_][\w\-]*(?:\.[\w\-]+)*\." + _EXT + r"(?![\w\-]|\.\w)",
+            re.ASCII,
         ),
     ),
     # Dotfiles (`.env`, `.env.example`, `.gitignore`); the hyphen stays out so that the German
@@ -280,19 +173,24 @@ _PASSES: tuple[_Pass, ...] = (
         "dotted_name",
         re.compile(r"(?<![\w.])[A-Za-z_]\w+(?:\.[A-Za-z_]\w+)+", re.ASCII),
     ),
-    # Hyphenated names that carry a digit (`django-q2`, `all-MiniLM-L6-v2`, `utf-8`) are product
-    # and model names; hyphenated words without one are indistinguishable from prose.
+    # Hyphenated names with a letter glued to a digit (`django-q2`, `all-MiniLM-L6-v2`, `gpt-4o`,
+    # `x86-64`) are product and model names. Hyphenated words without one are indistinguishable
+    # from prose, and so are number compounds like "3-day" or "24-Stunden".
     _Pass(
         "versioned_name",
-        re.compile(r"(?<![\w\-])(?=[\w\-]*\d)[A-Za-z0-9]\w*(?:-\w+)+(?![\w\-])", re.ASCII),
-        accept=lambda match: any(ch.isalpha() for ch in match.group(0)),
+        re.compile(
+            r"(?<![\w\-])(?=[\w\-]*(?:[A-Za-z]\d|\d[A-Za-z]))[A-Za-z0-9]\w*(?:-\w+)+(?![\w\-])",
+            re.ASCII,
+        ),
     ),
     _Pass("cli_flag", re.compile(r"(?<![\w\-])--?[A-Za-z][\w\-]*(?:=\S+)?(?=\s|$)", re.ASCII)),
     _Pass("assignment", re.compile(r"(?<![\w.])[A-Za-z_][\w.]*=[^\s,;]+", re.ASCII)),
-    # snake_case and SCREAMING_SNAKE (and dunder names): an underscore never occurs in prose.
+    # snake_case, SCREAMING_SNAKE, _private and __dunder__: an underscore never occurs in prose.
     _Pass(
         "snake_case",
-        re.compile(r"(?<!\w)_*[A-Za-z][A-Za-z0-9]*(?:_+[A-Za-z0-9]+)+_*(?!\w)", re.ASCII),
+        re.compile(
+            r"(?<!\w)(?=[A-Za-z0-9]*_)_*[A-Za-z][A-Za-z0-9]*(?:_+[A-Za-z0-9]+)*_*(?!\w)", re.ASCII
+        ),
     ),
     # camelCase: a lower-case start followed by a capital inside the word.
     _Pass("camel_case", re.compile(r"(?<!\w)[a-z]+[0-9]*[A-Z]\w*(?!\w)", re.ASCII)),
@@ -312,18 +210,25 @@ def _claimed(text: str) -> list[tuple[int, int, str]]:
     Each pass sees the text as it is; a match that overlaps a span claimed by an earlier pass is
     dropped whole, which is what makes the pass order meaningful.
     """
-    taken: list[tuple[int, int, str]] = []
+    # Claimed spans never overlap, so sorted starts and ends answer "is [start, end) free?" with
+    # one bisection instead of a scan over every span claimed so far.
+    starts: list[int] = []
+    ends: list[int] = []
+    terms: list[str] = []
     for step in _PASSES:
         for match in step.pattern.finditer(text):
             start, end = match.span()
             if start == end or (step.accept is not None and not step.accept(match)):
                 continue
-            if any(start < t_end and t_start < end for t_start, t_end, _ in taken):
+            index = bisect.bisect_right(starts, start)
+            if (index > 0 and ends[index - 1] > start) or (
+                index < len(starts) and starts[index] < end
+            ):
                 continue
-            term = step.term(match) if step.term is not None else match.group(0)
-            taken.append((start, end, term))
-    taken.sort()
-    return taken
+            starts.insert(index, start)
+            ends.insert(index, end)
+            terms.insert(index, step.term(match) if step.term is not None else match.group(0))
+    return list(zip(starts, ends, terms, strict=True))
 
 
 def protected_spans(text: str) -> list[str]:

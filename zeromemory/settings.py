@@ -238,7 +238,13 @@ if REDIS_URL:
 # bundled all-MiniLM-L6-v2 when empty) and the cosine similarity that flags a near duplicate.
 MAX_MEMORY_CHARS = env_int("ZM_MAX_MEMORY_CHARS", 16_000, minimum=100)
 EMBEDDING_MODEL = env_str("ZM_EMBEDDING_MODEL")
+# auto: bfloat16 where the CPU supports it natively (about twice as fast), else float32.
+EMBEDDING_PRECISION = env_str("ZM_EMBEDDING_PRECISION", "auto")
+if EMBEDDING_PRECISION not in ("auto", "fp32", "bf16"):
+    raise ValueError("ZM_EMBEDDING_PRECISION must be auto, fp32 or bf16")
 NEAR_DUPLICATE_SIMILARITY = 0.92
+# Activity log rows (every recall, context, briefing and remember) older than this are pruned daily.
+ACTIVITY_RETENTION_DAYS = env_int("ZM_ACTIVITY_RETENTION_DAYS", 90, minimum=1)
 
 # Canonicalization: the Anthropic Messages API translates non-English memories on the write path.
 # Without a key the app runs and such memories wait as pending until one is configured.

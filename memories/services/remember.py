@@ -10,14 +10,16 @@ and enqueue canonicalization on commit when the text is not English. A partial u
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from pgvector.django import CosineDistance
 
+from memories.activity import logs_remember
 from memories.canonical import new_claim
 from memories.embeddings import Embedded, embed_contents
 from memories.guard import refuse_secrets
@@ -27,6 +29,7 @@ from memories.models import (
     AuthorKind,
     IdempotencyRecord,
     Memory,
+    MemoryWindow,
     Provenance,
     SourceKind,
     TranslationStatus,
@@ -91,6 +94,12 @@ class RememberResult:
 
 
 @dataclass
+class BatchItemResult:
+    result: RememberResult | None = None
+    error: DomainError | None = None
+
+
+@dataclass
 class _Prepared:
     request: RememberInput
     scope: Scope
@@ -113,7 +122,7 @@ def _personal_scope(actor: Actor) -> Scope:
     return scope
 
 
-def _prepare(actor: Actor, request: RememberInput) -> _Prepared:
+def _prepare(actor: Actor, request: RememberInput, scope: Scope) -> _Prepared:
     refuse_secrets(
         {
             "content": request.content,
@@ -135,7 +144,6 @@ def _prepare(actor: Actor, request: RememberInput) -> _Prepared:
     kind_for_slug(request.kind)
     if request.author_kind is not None and request.author_kind not in AuthorKind.values:
         raise ValidationFailed("author_kind", _("Unknown author kind."))
-    scope = access.writable_scope(actor, request.scope) if request.scope else _personal_scope(actor)
     decision = detect_language(content)
     default_author = AuthorKind.HUMAN if actor.token is None else AuthorKind.AGENT
     return _Prepared(
@@ -278,12 +286,6 @@ def _replayed(answer: dict[str, Any]) -> RememberResult:
     )
 
 
-@dataclass
-class BatchItemResult:
-    result: RememberResult | None = None
-    error: DomainError | None = None
-
-
 def memory_remember(*, actor: Actor, request: RememberInput) -> RememberResult:
     """Remember one memory; raises DomainError for bad input or access."""
     [item] = memory_remember_many(actor=actor, requests=[request])
@@ -292,30 +294,234 @@ def memory_remember(*, actor: Actor, request: RememberInput) -> RememberResult:
     return item.result
 
 
+def _scope_for(actor: Actor, request: RememberInput, cache: dict) -> Scope:
+    """The writable scope of a request, looked up once per batch."""
+    key = request.scope or ""
+    if key not in cache:
+        try:
+            cache[key] = (
+                access.writable_scope(actor, request.scope)
+                if request.scope
+                else _personal_scope(actor)
+            )
+        except DomainError as exc:
+            cache[key] = exc
+    found = cache[key]
+    if isinstance(found, DomainError):
+        raise found
+    return found
+
+
+def _identical_many(prepared: list[_Prepared]) -> dict[tuple[int, str], Memory]:
+    """Valid memories with the same normalized text in the same scope, in one query."""
+    wanted = {(p.scope.id, p.content_hash) for p in prepared}
+    found = Memory.objects.select_related("scope").filter(
+        valid=True,
+        scope_id__in={scope_id for scope_id, _ in wanted},
+        content_hash__in={digest for _, digest in wanted},
+    )
+    return {
+        (m.scope_id, m.content_hash): m for m in found if (m.scope_id, m.content_hash) in wanted
+    }
+
+
+_NEAR_SQL = """
+SELECT q.i, m.public_id, m.distance, m.created_at
+FROM unnest(%s::int[], %s::bigint[], %s::text[]) AS q(i, scope_id, v)
+CROSS JOIN LATERAL (
+    SELECT public_id, created_at, embedding <=> q.v::vector AS distance
+    FROM memories_memory
+    WHERE scope_id = q.scope_id AND valid AND embedding IS NOT NULL
+    ORDER BY embedding <=> q.v::vector
+    LIMIT 3
+) AS m
+"""
+
+
+def _near_many(prepared: dict[int, _Prepared]) -> dict[int, list[SimilarMemory]]:
+    """Near duplicates for several new memories in one round trip."""
+    if not prepared:
+        return {}
+    indexes = list(prepared)
+    scope_ids = [prepared[i].scope.id for i in indexes]
+    vectors = ["[" + ",".join(map(repr, prepared[i].embedded.vector)) + "]" for i in indexes]
+    threshold = settings.NEAR_DUPLICATE_SIMILARITY
+    now = timezone.now()
+    similar: dict[int, list[SimilarMemory]] = {i: [] for i in indexes}
+    with connection.cursor() as cursor:
+        cursor.execute(_NEAR_SQL, [indexes, scope_ids, vectors])
+        for index, public_id, distance, created in cursor.fetchall():
+            if 1.0 - distance >= threshold:
+                similar[index].append(
+                    SimilarMemory(
+                        id=public_id,
+                        similarity=1.0 - distance,
+                        age_days=round((now - created).total_seconds() / 86400, 2),
+                    )
+                )
+    return similar
+
+
+def _new_memory(actor: Actor, prepared: _Prepared) -> Memory:
+    return Memory(
+        scope=prepared.scope,
+        kind_id=prepared.request.kind,
+        content=prepared.content,
+        content_lang=prepared.lang,
+        content_hash=prepared.content_hash,
+        translation_status=prepared.status,
+        author_kind=prepared.author_kind,
+        agent_name=actor.client_name,
+        created_by=actor.user,
+        created_by_token=actor.token,
+        embedding=prepared.embedded.vector,
+    )
+
+
+def _provenance_row(actor: Actor, prepared: _Prepared, memory: Memory, *, absorbed: bool):
+    request = prepared.request
+    return Provenance(
+        memory=memory,
+        source_kind=request.source_kind,
+        absorbed=absorbed,
+        client_name=actor.client_name,
+        conversation_id=request.conversation_id,
+        source_path=request.source_path,
+        chunk_hash=request.chunk_hash,
+        verbatim=prepared.verbatim,
+        written_text=prepared.content if absorbed and prepared.content != memory.content else "",
+        created_by=actor.user,
+        created_by_token=actor.token,
+    )
+
+
+def _commit_bulk(
+    actor: Actor, prepared: dict[int, _Prepared], items: list[BatchItemResult]
+) -> None:
+    """The common case in a few statements; raises IntegrityError when a concurrent write won."""
+    existing = _identical_many(list(prepared.values()))
+    first_of: dict[tuple[int, str], int] = {}
+    fresh: dict[int, _Prepared] = {}
+    for index, item in prepared.items():
+        key = (item.scope.id, item.content_hash)
+        if key not in existing and key not in first_of:
+            first_of[key] = index
+            fresh[index] = item
+    for index, embedded in zip(
+        fresh, embed_contents([item.content for item in fresh.values()]), strict=True
+    ):
+        fresh[index].embedded = embedded
+    similar = _near_many(fresh)
+    targets: dict[int, Memory] = {}
+    for index in list(fresh):
+        if similar[index] and fresh[index].request.absorb_similar:
+            targets[index] = Memory.objects.select_related("scope").get(
+                public_id=similar[index][0].id
+            )
+            del first_of[(fresh[index].scope.id, fresh[index].content_hash)]
+            del fresh[index]
+    with transaction.atomic():
+        created = dict(
+            zip(
+                fresh,
+                Memory.objects.bulk_create(_new_memory(actor, item) for item in fresh.values()),
+                strict=True,
+            )
+        )
+        claims = {}
+        for memory in created.values():
+            if memory.translation_status == TranslationStatus.PENDING:
+                claims[memory.id] = new_claim(memory)
+        if claims:
+            Memory.objects.bulk_update(
+                [m for m in created.values() if m.id in claims],
+                ["translation_claim", "translation_lease_until"],
+            )
+        MemoryWindow.objects.bulk_create(
+            MemoryWindow(
+                memory=created[index],
+                position=window.position,
+                start_char=window.start_char,
+                end_char=window.end_char,
+                embedding=vector,
+            )
+            for index, item in fresh.items()
+            for window, vector in item.embedded.windows
+        )
+        provenance = []
+        for index, item in prepared.items():
+            key = (item.scope.id, item.content_hash)
+            if index in created:
+                memory, absorbed = created[index], False
+                result = RememberResult(memory, False, similar_existing=similar[index])
+            else:
+                memory = targets.get(index) or existing.get(key) or created[first_of[key]]
+                absorbed = True
+                result = RememberResult(memory, True)
+            provenance.append(_provenance_row(actor, item, memory, absorbed=absorbed))
+            items[index].result = result
+        Provenance.objects.bulk_create(provenance)
+        IdempotencyRecord.objects.bulk_create(
+            IdempotencyRecord(
+                user=actor.user,
+                key=item.request.idempotency_key,
+                status=201,
+                answer=items[index].result.as_dict(),
+            )
+            for index, item in prepared.items()
+            if item.request.idempotency_key
+        )
+        for memory_id, claim in claims.items():
+            transaction.on_commit(
+                partial(enqueue_canonicalization, memory_id=memory_id, claim=claim)
+            )
+
+
+@logs_remember
 def memory_remember_many(*, actor: Actor, requests: list[RememberInput]) -> list[BatchItemResult]:
     """Remember several memories; each succeeds or fails on its own. Embeds in one batch."""
     access.require_write_access(actor)
-    items: list[BatchItemResult] = []
+    items = [BatchItemResult() for _ in requests]
+    keys = [r.idempotency_key for r in requests if r.idempotency_key]
+    answers = (
+        dict(
+            IdempotencyRecord.objects.filter(user=actor.user, key__in=keys).values_list(
+                "key", "answer"
+            )
+        )
+        if keys
+        else {}
+    )
     prepared: dict[int, _Prepared] = {}
+    scopes: dict[str, Scope | DomainError] = {}
+    seen_keys: set[str] = set()
     for index, request in enumerate(requests):
-        item = BatchItemResult()
-        items.append(item)
-        if request.idempotency_key and (answer := _replay(actor, request.idempotency_key)):
-            item.result = _replayed(answer)
+        key = request.idempotency_key
+        if key in answers:
+            items[index].result = _replayed(answers[key])
+            continue
+        if key and key in seen_keys:
+            items[index].error = ValidationFailed(
+                "idempotency_key", _("The same idempotency key appears twice in this batch.")
+            )
             continue
         try:
-            prepared[index] = _prepare(actor, request)
-        except DomainError as exc:
-            item.error = exc
-    # An identical valid memory absorbs a write without embedding it.
-    to_embed = [i for i, p in prepared.items() if _identical(p) is None]
-    for index, embedded in zip(
-        to_embed, embed_contents([prepared[i].content for i in to_embed]), strict=True
-    ):
-        prepared[index].embedded = embedded
-    for index, item_prepared in prepared.items():
-        try:
-            items[index].result = _commit(actor, item_prepared)
+            request_scope = _scope_for(actor, request, scopes)
+            prepared[index] = _prepare(actor, request, request_scope)
+            if key:
+                seen_keys.add(key)
         except DomainError as exc:
             items[index].error = exc
+    if not prepared:
+        return items
+    try:
+        _commit_bulk(actor, prepared, items)
+    except IntegrityError:
+        # A concurrent write took the same text or idempotency key first: item by item, each
+        # absorbing into (or replaying) what the other writer committed.
+        for index, item in prepared.items():
+            try:
+                items[index].result = _commit(actor, item)
+            except DomainError as exc:
+                items[index].error = exc
     return items

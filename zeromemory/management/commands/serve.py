@@ -13,10 +13,12 @@ import time
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.core.exceptions import ImproperlyConfigured
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 
+from memories.embeddings import check_dimension, declared_dimension
 from zeromemory import embedded_db
 from zeromemory.dbcheck import MissingExtension, require_extensions
 
@@ -34,7 +36,8 @@ class Command(BaseCommand):
     def handle(self, *args, host: str, port: int, no_worker: bool, **options) -> None:
         try:
             require_extensions(connection)
-        except MissingExtension as exc:
+            check_dimension(declared_dimension())
+        except (MissingExtension, ImproperlyConfigured) as exc:
             raise CommandError(str(exc)) from None
         call_command("migrate", interactive=False, verbosity=0)
         self._first_admin()
