@@ -208,14 +208,16 @@ class MemoryBatchView(APIView):
         batch.is_valid(raise_exception=True)
         answers: list[dict | None] = [None] * len(batch.validated_data["items"])
         requests, positions = [], []
+        checker = RememberIn()  # one instance: building serializer fields per item is costly
         for index, raw in enumerate(batch.validated_data["items"]):
-            item = RememberIn(data=raw)
-            if item.is_valid():
-                requests.append(item.to_request())
-                positions.append(index)
-            else:
-                error = exception_handler(serializers.ValidationError(item.errors), {})
+            try:
+                validated = checker.run_validation(raw)
+            except serializers.ValidationError as exc:
+                error = exception_handler(exc, {})
                 answers[index] = {"index": index, "status": 400, **error.data}
+                continue
+            requests.append(RememberInput(source_kind=SourceKind.REMEMBER, **validated))
+            positions.append(index)
         results = memory_remember_many(actor=actor, requests=requests) if requests else []
         for index, outcome in zip(positions, results, strict=True):
             if outcome.error is not None:

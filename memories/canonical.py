@@ -50,25 +50,31 @@ def new_claim(memory: Memory, *, now=None) -> str:
 
 @dataclass(frozen=True)
 class Claimed:
+    claim: str
     content: str
     lang: str
     revision: int
 
 
 def _claim(memory_id: int, claim: str) -> Claimed | None:
+    """Take the memory for one translation attempt, or None when `claim` is not current.
+
+    The claim is exchanged for a fresh one here, so a queued claim is good for one attempt only:
+    the same task delivered twice (a broker redelivery) finds its claim gone and does nothing,
+    instead of translating the memory a second time while the first delivery is still at it.
+    """
     with transaction.atomic():
         memory = (
             Memory.objects.select_for_update(skip_locked=True)
             .filter(pk=memory_id, translation_status=TranslationStatus.PENDING)
             .first()
         )
-        if memory is None or memory.translation_claim != claim:
+        # An empty claim is no claim: it must not match a memory whose claim was released.
+        if memory is None or not claim or memory.translation_claim != claim:
             return None
-        memory.translation_lease_until = timezone.now() + timedelta(
-            seconds=settings.TRANSLATION_LEASE_SECONDS
-        )
-        memory.save(update_fields=["translation_lease_until"])
-        return Claimed(memory.content, memory.content_lang, memory.content_revision)
+        taken = new_claim(memory)
+        memory.save(update_fields=["translation_claim", "translation_lease_until"])
+        return Claimed(taken, memory.content, memory.content_lang, memory.content_revision)
 
 
 def _locked_if_still_ours(memory_id: int, claim: str, revision: int) -> Memory | None:
@@ -88,8 +94,9 @@ def canonicalize_memory(*, memory_id: int, claim: str) -> str:
     claimed = _claim(memory_id, claim)
     if claimed is None:
         return "not-claimed"
+    claim = claimed.claim
     if not settings.ANTHROPIC_API_KEY:
-        _release_waiting(memory_id, claim, "ANTHROPIC_API_KEY is not set; waiting for a key.")
+        wait_for_key(memory_id=memory_id, claim=claim)
         return "no-key"
     try:
         english = translate_to_english(text=claimed.content, source_lang=claimed.lang)
@@ -154,16 +161,22 @@ def _merge_into(memory: Memory, survivor: Memory) -> None:
         row.save(update_fields=["memory", "absorbed", "written_text"])
 
 
-def _release_waiting(memory_id: int, claim: str, message: str) -> None:
-    """Keep the memory pending without spending an attempt (no key configured)."""
-    with transaction.atomic():
-        Memory.objects.filter(pk=memory_id, translation_claim=claim).update(
-            translation_claim="",
-            translation_lease_until=None,
-            translation_error=message,
-            translation_next_at=timezone.now()
-            + timedelta(seconds=settings.TRANSLATION_BACKOFF_SECONDS),
-        )
+WAITING_FOR_KEY = "ANTHROPIC_API_KEY is not set; waiting for a key."
+
+
+def wait_for_key(*, memory_id: int, claim: str) -> None:
+    """No key to translate with: the memory stays pending without spending an attempt.
+
+    The claim and lease are released (not left to run out), so the first sweep after a key is
+    configured takes the memory at once. Without a key the sweeper claims nothing, so this
+    does not make the memory spin.
+    """
+    Memory.objects.filter(pk=memory_id, translation_claim=claim).update(
+        translation_claim="",
+        translation_lease_until=None,
+        translation_error=WAITING_FOR_KEY,
+        translation_next_at=None,
+    )
 
 
 def backoff_seconds(attempts: int, retry_after: float | None) -> float:
@@ -221,14 +234,32 @@ def due_for_translation(*, limit: int = SWEEP_BATCH) -> list[tuple[int, str]]:
     return claimed
 
 
-def retry_translation(*, memory: Memory) -> None:
-    """Put a failed (or waiting) memory back in the queue with fresh attempts (admin action)."""
-    Memory.objects.filter(pk=memory.pk).exclude(
-        translation_status__in=[TranslationStatus.DONE, TranslationStatus.SKIPPED]
-    ).update(
-        translation_status=TranslationStatus.PENDING,
-        translation_attempts=0,
-        translation_next_at=None,
-        translation_claim="",
-        translation_lease_until=None,
-    )
+def retry_translation(*, memory: Memory) -> str | None:
+    """Put a failed (or waiting) memory back in the queue with fresh attempts (admin action).
+
+    Returns the new claim, for the caller to enqueue on commit (`tasks.enqueue_canonicalization`),
+    or None when the memory needs no translation (done or skipped).
+    """
+    with transaction.atomic():
+        locked = (
+            Memory.objects.select_for_update()
+            .filter(pk=memory.pk)
+            .exclude(translation_status__in=[TranslationStatus.DONE, TranslationStatus.SKIPPED])
+            .first()
+        )
+        if locked is None:
+            return None
+        claim = new_claim(locked)
+        locked.translation_status = TranslationStatus.PENDING
+        locked.translation_attempts = 0
+        locked.translation_next_at = None
+        locked.save(
+            update_fields=[
+                "translation_status",
+                "translation_attempts",
+                "translation_next_at",
+                "translation_claim",
+                "translation_lease_until",
+            ]
+        )
+    return claim

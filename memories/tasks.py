@@ -17,7 +17,10 @@ CANONICALIZE_TASK = "memories.tasks.canonicalize"
 def enqueue_canonicalization(*, memory_id: int, claim: str) -> None:
     """Queue the translation of a pending memory (called from transaction.on_commit)."""
     if not settings.ANTHROPIC_API_KEY:
-        return  # it waits, pending; the sweeper queues it once a key is configured
+        # It waits, pending, with its claim released so that the first sweep after a key is
+        # configured queues it (rather than a sweep one lease later).
+        canonical.wait_for_key(memory_id=memory_id, claim=claim)
+        return
     try:
         async_task(CANONICALIZE_TASK, memory_id, claim, task_name=f"canonicalize-{memory_id}")
     except Exception:  # noqa: BLE001 - the write stands; the sweeper queues it after the lease
@@ -36,3 +39,10 @@ def sweep_translations() -> int:
     for memory_id, claim in claimed:
         async_task(CANONICALIZE_TASK, memory_id, claim, task_name=f"canonicalize-{memory_id}")
     return len(claimed)
+
+
+def prune_activity() -> int:
+    """Daily (a django-q2 schedule): drop activity rows older than the retention setting."""
+    from memories.activity import activity_prune
+
+    return activity_prune()

@@ -113,7 +113,8 @@ def django_database_settings(server: EmbeddedServer) -> dict[str, object]:
         "PORT": str(server.port),
         "CONN_MAX_AGE": 0,
         "OPTIONS": {},
-        "TEST": {"NAME": f"test_{DATABASE_NAME}"},
+        # Two test runs at once (say, two work trees) each need a database of their own.
+        "TEST": {"NAME": os.environ.get("ZM_TEST_DATABASE", f"test_{DATABASE_NAME}")},
     }
 
 
