@@ -327,12 +327,12 @@ def _identical_many(prepared: list[_Prepared]) -> dict[tuple[int, str], Memory]:
 
 _NEAR_SQL = """
 SELECT q.i, m.public_id, m.distance, m.created_at
-FROM unnest(%s::int[], %s::bigint[], %s::text[]) AS q(i, scope_id, v)
+FROM unnest(%s::int[], %s::bigint[], %s::text[]::vector[]) AS q(i, scope_id, v)
 CROSS JOIN LATERAL (
-    SELECT public_id, created_at, embedding <=> q.v::vector AS distance
+    SELECT public_id, created_at, embedding <=> q.v AS distance
     FROM memories_memory
     WHERE scope_id = q.scope_id AND valid AND embedding IS NOT NULL
-    ORDER BY embedding <=> q.v::vector
+    ORDER BY embedding <=> q.v
     LIMIT 3
 ) AS m
 """

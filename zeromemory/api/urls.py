@@ -3,6 +3,7 @@
 from django.urls import path
 
 from memories import api as memories_api
+from memories import api_read
 from scopes import api as scopes_api
 
 urlpatterns = [
@@ -33,4 +34,8 @@ urlpatterns = [
         memories_api.SupersedeView.as_view(),
         name="api-supersede",
     ),
+    path("recall", api_read.RecallView.as_view(), name="api-recall"),
+    path("context", api_read.ContextView.as_view(), name="api-context"),
+    path("briefing", api_read.BriefingView.as_view(), name="api-briefing"),
+    path("activity", api_read.ActivityListView.as_view(), name="api-activity"),
 ]

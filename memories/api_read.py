@@ -1,0 +1,221 @@
+"""REST endpoints of the read path: recall, context, briefing, and the caller's activity log.
+
+Thin: validate the shape, call one service or selector, answer. The query and the topic are
+passed on exactly as they arrived (no whitespace trimming), so the activity log shows what was
+sent. Ranges: k 1..50 (default 10); max_tokens 100..32000 (default 2000).
+"""
+
+from __future__ import annotations
+
+from django.utils.translation import gettext_lazy as _
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
+from rest_framework import serializers
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from memories import activity, context, search
+from memories.models import ActivityOperation, ActivityOutcome, ActivitySurface
+from zeromemory.api.serializers import StrictCharField, StrictSerializer
+from zeromemory.api.views import actor_for
+
+
+class StrictIntegerField(serializers.IntegerField):
+    """An integer and only an integer in a JSON body: "10", 10.0 and true are refused."""
+
+    default_error_messages = {"not_an_integer": _("Must be an integer.")}
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("not_an_integer")
+        return super().to_internal_value(data)
+
+
+def _id_list(**kwargs) -> serializers.ListField:
+    return serializers.ListField(
+        child=StrictCharField(max_length=40), required=False, allow_null=True, **kwargs
+    )
+
+
+class RecallHitOut(serializers.Serializer):
+    id = serializers.CharField()
+    content = serializers.CharField()
+    kind = serializers.CharField()
+    scope = serializers.CharField()
+    score = serializers.FloatField()
+    similarity = serializers.FloatField(allow_null=True)
+    fts_matched = serializers.BooleanField()
+    age_days = serializers.FloatField()
+    has_original = serializers.BooleanField()
+
+
+class RecallOut(serializers.Serializer):
+    query = serializers.CharField()
+    results = RecallHitOut(many=True)
+
+
+class ContextRowOut(serializers.Serializer):
+    id = serializers.CharField()
+    kind = serializers.CharField()
+    scope = serializers.CharField()
+    content = serializers.CharField()
+    truncated = serializers.BooleanField()
+    tokens = serializers.IntegerField()
+    score = serializers.FloatField(allow_null=True)
+    age_days = serializers.FloatField()
+
+
+class ContextSectionOut(serializers.Serializer):
+    name = serializers.CharField()
+    title = serializers.CharField()
+    budget = serializers.IntegerField()
+    tokens = serializers.IntegerField()
+    rows = ContextRowOut(many=True)
+
+
+class ContextOut(serializers.Serializer):
+    topic = serializers.CharField(allow_null=True)
+    max_tokens = serializers.IntegerField()
+    tokens = serializers.IntegerField()
+    sections = ContextSectionOut(many=True)
+    markdown = serializers.CharField()
+
+
+class RecallView(APIView):
+    @extend_schema_serializer(component_name="RecallRequest")
+    class Input(StrictSerializer):
+        query = StrictCharField(
+            trim_whitespace=False, allow_blank=True, max_length=search.MAX_QUERY_CHARS
+        )
+        scopes = _id_list(max_length=search.MAX_SCOPES)
+        kinds = serializers.ListField(
+            child=StrictCharField(max_length=32), required=False, allow_null=True
+        )
+        k = StrictIntegerField(
+            required=False, default=search.DEFAULT_K, min_value=1, max_value=search.MAX_K
+        )
+
+    @extend_schema(
+        request=Input,
+        responses=RecallOut,
+        summary="Recall: hybrid search (vector + full text) over the memories you may read",
+    )
+    def post(self, request):
+        actor = actor_for(request)
+        body = self.Input(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        hits = search.recall(
+            actor=actor,
+            query=data["query"],
+            scopes=data.get("scopes"),
+            kinds=data.get("kinds"),
+            k=data["k"],
+        )
+        return Response({"query": data["query"], "results": [hit.as_dict() for hit in hits]})
+
+
+class ContextView(APIView):
+    @extend_schema_serializer(component_name="ContextRequest")
+    class Input(StrictSerializer):
+        topic = StrictCharField(
+            trim_whitespace=False, allow_blank=True, max_length=search.MAX_QUERY_CHARS
+        )
+        max_tokens = StrictIntegerField(
+            required=False,
+            default=context.DEFAULT_TOKENS,
+            min_value=context.MIN_TOKENS,
+            max_value=context.MAX_TOKENS,
+        )
+        scopes = _id_list(max_length=search.MAX_SCOPES)
+
+    @extend_schema(
+        request=Input,
+        responses=ContextOut,
+        summary="Context for a topic within a token budget (JSON sections and markdown)",
+    )
+    def post(self, request):
+        actor = actor_for(request)
+        body = self.Input(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        result = context.build_context(
+            actor=actor,
+            topic=data["topic"],
+            max_tokens=data["max_tokens"],
+            scopes=data.get("scopes"),
+        )
+        return Response(result.as_dict())
+
+
+class BriefingView(APIView):
+    class Filters(StrictSerializer):
+        max_tokens = serializers.IntegerField(
+            required=False,
+            default=context.DEFAULT_TOKENS,
+            min_value=context.MIN_TOKENS,
+            max_value=context.MAX_TOKENS,
+        )
+        scopes = StrictCharField(required=False, allow_blank=True, max_length=2000)
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("max_tokens", OpenApiTypes.INT, description="100 to 32000"),
+            OpenApiParameter("scopes", OpenApiTypes.STR, description="comma-separated scope ids"),
+        ],
+        responses=ContextOut,
+        summary="Session briefing: what matters most, recent decisions, open loops",
+    )
+    def get(self, request):
+        actor = actor_for(request)
+        query = self.Filters(data=request.query_params.dict())
+        query.is_valid(raise_exception=True)
+        raw = query.validated_data.get("scopes") or ""
+        scopes = [item.strip() for item in raw.split(",") if item.strip()] or None
+        result = context.briefing(
+            actor=actor, max_tokens=query.validated_data["max_tokens"], scopes=scopes
+        )
+        return Response(result.as_dict())
+
+
+class ActivityOut(serializers.Serializer):
+    id = serializers.CharField(source="public_id")
+    operation = serializers.CharField()
+    surface = serializers.CharField()
+    token = serializers.CharField(source="token.public_id", default=None)
+    client_name = serializers.CharField()
+    scopes = serializers.ListField(child=serializers.CharField())
+    query = serializers.CharField()
+    options = serializers.DictField()
+    results = serializers.ListField(child=serializers.DictField())
+    latency_ms = serializers.FloatField()
+    outcome = serializers.CharField()
+    error_code = serializers.CharField()
+    created_at = serializers.DateTimeField()
+
+
+class ActivityListView(APIView):
+    class Filters(StrictSerializer):
+        operation = serializers.ChoiceField(choices=ActivityOperation.choices, required=False)
+        surface = serializers.ChoiceField(choices=ActivitySurface.choices, required=False)
+        outcome = serializers.ChoiceField(choices=ActivityOutcome.choices, required=False)
+        since = serializers.DateTimeField(required=False)
+        until = serializers.DateTimeField(required=False)
+        cursor = StrictCharField(required=False, max_length=40)
+        limit = serializers.IntegerField(required=False, min_value=1, max_value=200, default=50)
+
+    @extend_schema(
+        parameters=[Filters],
+        responses=ActivityOut(many=True),
+        summary="Your own activity: recalls, contexts, briefings, remembers (newest first)",
+    )
+    def get(self, request):
+        actor = actor_for(request)
+        query = self.Filters(data=request.query_params.dict())
+        query.is_valid(raise_exception=True)
+        data = dict(query.validated_data)
+        cursor, limit = data.pop("cursor", None), data.pop("limit")
+        page, next_cursor = activity.activity_list(
+            actor=actor, filters=activity.ActivityFilters(**data), cursor=cursor, limit=limit
+        )
+        return Response({"results": ActivityOut(page, many=True).data, "next_cursor": next_cursor})

@@ -1,0 +1,67 @@
+import django.db.models.deletion
+import django.utils.timezone
+import functools
+import zeromemory.ids
+from django.conf import settings
+from django.db import migrations, models
+
+PRUNE_SCHEDULE = "memories: prune activity log"
+PRUNE_TASK = "memories.tasks.prune_activity"
+
+
+def schedule_pruning(apps, schema_editor):
+    """Prune the activity log once a day (django-q2 runs the schedule in its cluster)."""
+    Schedule = apps.get_model("django_q", "Schedule")
+    Schedule.objects.update_or_create(
+        name=PRUNE_SCHEDULE,
+        defaults={
+            "func": PRUNE_TASK,
+            "schedule_type": "D",
+            "repeats": -1,
+            "next_run": django.utils.timezone.now(),
+        },
+    )
+
+
+def unschedule_pruning(apps, schema_editor):
+    apps.get_model("django_q", "Schedule").objects.filter(name=PRUNE_SCHEDULE).delete()
+
+
+class Migration(migrations.Migration):
+
+    dependencies = [
+        ('memories', '0002_seed_kinds'),
+        ('scopes', '0001_initial'),
+        ('django_q', '0019_alter_task_options_alter_ormq_key_alter_ormq_lock_and_more'),
+        migrations.swappable_dependency(settings.AUTH_USER_MODEL),
+    ]
+
+    operations = [
+        migrations.CreateModel(
+            name='ActivityLog',
+            fields=[
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('public_id', models.CharField(default=functools.partial(zeromemory.ids.new_public_id, *('act',), **{}), editable=False, max_length=40, unique=True, verbose_name='id')),
+                ('surface', models.CharField(choices=[('api', 'API'), ('mcp', 'MCP'), ('dashboard', 'Dashboard')], max_length=16, verbose_name='surface')),
+                ('client_name', models.CharField(blank=True, default='', max_length=120, verbose_name='client')),
+                ('operation', models.CharField(choices=[('recall', 'Recall'), ('build_context', 'Build context'), ('briefing', 'Briefing'), ('remember', 'Remember')], max_length=16, verbose_name='operation')),
+                ('scopes', models.JSONField(blank=True, default=list, verbose_name='scopes')),
+                ('query', models.TextField(blank=True, default='', verbose_name='query')),
+                ('options', models.JSONField(blank=True, default=dict, verbose_name='options')),
+                ('results', models.JSONField(blank=True, default=list, verbose_name='results')),
+                ('latency_ms', models.FloatField(verbose_name='latency (ms)')),
+                ('outcome', models.CharField(choices=[('hit', 'Hit'), ('empty', 'Empty'), ('error', 'Error')], max_length=8, verbose_name='outcome')),
+                ('error_code', models.CharField(blank=True, default='', max_length=32, verbose_name='error code')),
+                ('created_at', models.DateTimeField(db_index=True, default=django.utils.timezone.now, verbose_name='created')),
+                ('token', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='scopes.apitoken', verbose_name='token')),
+                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL, verbose_name='user')),
+            ],
+            options={
+                'verbose_name': 'activity',
+                'verbose_name_plural': 'activity',
+                'ordering': ['-public_id'],
+                'indexes': [models.Index(fields=['user', '-public_id'], name='activity_user_recent')],
+            },
+        ),
+        migrations.RunPython(schedule_pruning, unschedule_pruning),
+    ]

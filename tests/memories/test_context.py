@@ -1,0 +1,302 @@
+"""build_context() and briefing(): sections, budgets, truncation, ranking, REST."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from memories.context import briefing, build_context, count_tokens
+from memories.models import Memory
+from memories.services.remember import RememberInput, memory_remember_many
+from scopes.access import Actor
+from zeromemory.errors import NotFound, ValidationFailed
+
+
+def remember_all(user, items, *, scope=None):
+    requests = [RememberInput(content=c, kind=k, scope=scope) for c, k in items]
+    results = memory_remember_many(actor=Actor(user=user), requests=requests)
+    for item in results:
+        assert item.error is None, item.error
+    return [item.result.memory for item in results]
+
+
+def age(memory, days):
+    Memory.objects.filter(pk=memory.pk).update(created_at=timezone.now() - timedelta(days=days))
+
+
+def section(result, name):
+    return next(s for s in result.sections if s.name == name)
+
+
+def row_ids(result, name):
+    return [row.candidate.id for row in section(result, name).rows]
+
+
+@pytest.fixture
+def owner(tenancy):
+    return Actor(user=tenancy.owner)
+
+
+@pytest.fixture
+def team(tenancy):
+    return tenancy.team.public_id
+
+
+@pytest.fixture
+def project(tenancy, team):
+    """A team scope with decisions, conventions, tasks, questions and facts of various ages."""
+    memories = remember_all(
+        tenancy.owner,
+        [
+            ("We use PostgreSQL advisory locks to serialise the billing run.", "decision"),
+            ("Billing exports are written as Parquet to the archive bucket.", "convention"),
+            ("The billing run starts at 01:00 UTC and takes about forty minutes.", "fact"),
+            ("Migrate the invoice PDFs to the new renderer.", "task"),
+            ("Should refunds reopen the billing period?", "open_question"),
+            ("Frontend components are named in PascalCase.", "convention"),
+            ("We picked Tailwind for the dashboard styles.", "decision"),
+            ("Rename the legacy cron jobs.", "task"),
+        ],
+        scope=team,
+    )
+    by_text = {m.content.split()[0] + str(i): m for i, m in enumerate(memories)}
+    age(memories[6], 40)  # an old decision: not recent
+    age(memories[7], 20)  # the oldest open loop
+    age(memories[3], 5)
+    return by_text, memories
+
+
+def test_sections_relevant_recent_and_open_loops(owner, project):
+    _, memories = project
+    result = build_context(actor=owner, topic="how does the billing run work", max_tokens=2000)
+    assert [s.name for s in result.sections] == ["relevant", "recent", "open_loops"]
+    relevant = row_ids(result, "relevant")
+    assert relevant[0] in {memories[0].public_id, memories[2].public_id}
+    recent = row_ids(result, "recent")
+    open_loops = row_ids(result, "open_loops")
+    shown = relevant + recent + open_loops
+    assert len(shown) == len(set(shown))  # each memory once, in the first section that has it
+    # Recent: decisions and conventions of the last two weeks, newest first, none shown above.
+    recent_kinds = {row.candidate.kind for row in section(result, "recent").rows}
+    assert recent_kinds <= {"decision", "convention"}
+    assert memories[6].public_id not in recent  # forty days old
+    # Open loops: tasks and questions, oldest first.
+    loops = [m for m in (memories[7], memories[3], memories[4]) if m.public_id not in relevant]
+    assert open_loops == [m.public_id for m in loops]
+    assert result.markdown.startswith("# Context\n")
+    assert "## Open loops (oldest first)" in result.markdown
+
+
+def test_json_and_markdown_say_the_same(owner, project):
+    result = build_context(actor=owner, topic="billing", max_tokens=2000).as_dict()
+    assert result["topic"] == "billing" and result["max_tokens"] == 2000
+    for part in result["sections"]:
+        for row in part["rows"]:
+            assert f"({row['id']})" in result["markdown"]
+            assert set(row) == {
+                "id",
+                "kind",
+                "scope",
+                "content",
+                "truncated",
+                "tokens",
+                "score",
+                "age_days",
+            }
+
+
+@pytest.mark.parametrize("max_tokens", [100, 120, 160, 250, 400, 800, 3000])
+def test_the_budget_is_never_exceeded(tenancy, owner, team, max_tokens):
+    filler = (
+        "Retries use exponential backoff with jitter, capped at five attempts, and the worker "
+        "records each failure with its traceback so the dashboard can show why a job failed. "
+    )
+    remember_all(
+        tenancy.owner,
+        [(f"Job queue rule {i}: " + filler * (1 + i % 4), "convention") for i in range(12)]
+        + [(f"Task {i}: tune the retry policy of queue {i}. " + filler, "task") for i in range(8)]
+        + [(f"Question {i}: should queue {i} retry forever?", "open_question") for i in range(4)],
+        scope=team,
+    )
+    for result in (
+        build_context(actor=owner, topic="job retries", max_tokens=max_tokens),
+        briefing(actor=owner, max_tokens=max_tokens),
+    ):
+        assert count_tokens(result.markdown) == result.tokens <= max_tokens
+        header = count_tokens(result.markdown.splitlines()[0])
+        assert header + sum(s.tokens for s in result.sections) == result.tokens
+        assert sum(len(s.rows) for s in result.sections) >= 1
+        for part in result.sections:
+            for row in part.rows:
+                assert row.tokens == count_tokens(row.line)
+                if row.truncated:
+                    assert row.content.endswith("…")
+                    assert len(row.content) < len(row.candidate.content)
+
+
+def test_a_row_cut_to_fit_is_marked_truncated(tenancy, owner, team):
+    long_text = "The deploy checklist: " + " ".join(
+        f"step {i} verify the {w} before moving on." for i, w in enumerate(["config"] * 80)
+    )
+    [memory] = remember_all(tenancy.owner, [(long_text, "convention")], scope=team)
+    result = build_context(actor=owner, topic="deploy checklist", max_tokens=150)
+    [row] = section(result, "relevant").rows
+    assert row.truncated and row.candidate.id == memory.public_id
+    assert long_text.startswith(row.content[:-1].rstrip())
+    assert result.tokens <= 150
+    assert (
+        build_context(actor=owner, topic="deploy checklist", max_tokens=2000)
+        .sections[0]
+        .rows[0]
+        .truncated
+        is False
+    )
+
+
+def test_build_context_counts_relevant_rows_as_recalled_and_briefing_counts_nothing(owner, project):
+    result = build_context(actor=owner, topic="billing run", max_tokens=2000)
+    relevant = set(row_ids(result, "relevant"))
+    others = set(row_ids(result, "recent") + row_ids(result, "open_loops"))
+    counts = dict(Memory.objects.values_list("public_id", "recall_count"))
+    assert relevant and all(counts[i] == 1 for i in relevant)
+    assert all(counts[i] == 0 for i in others)
+    briefing(actor=owner, max_tokens=2000)
+    assert dict(Memory.objects.values_list("public_id", "recall_count")) == counts
+
+
+def test_briefing_ranks_by_weight_decay_and_recall_frequency(tenancy, owner, team):
+    plain, recalled, old_episode, new_episode = remember_all(
+        tenancy.owner,
+        [
+            ("Service names are kebab-case.", "fact"),
+            ("The cache layer is Redis 7.", "fact"),
+            ("Yesterday the staging deploy failed on a missing env var.", "episode"),
+            ("Today the release went out cleanly.", "episode"),
+        ],
+        scope=team,
+    )
+    Memory.objects.filter(pk=recalled.pk).update(recall_count=20)
+    age(old_episode, 60)  # two half-lives of an episode
+    result = briefing(actor=owner, max_tokens=2000)
+    important = section(result, "important")
+    assert [s.name for s in result.sections] == ["important", "recent", "open_loops"]
+    assert row_ids(result, "important") == [
+        recalled.public_id,
+        plain.public_id,
+        new_episode.public_id,
+        old_episode.public_id,
+    ]
+    scores = [row.candidate.score for row in important.rows]
+    assert scores[1] == pytest.approx(0.9, rel=1e-3)  # fact weight, no age, never recalled
+    assert scores[0] == pytest.approx(scores[1] * (1 + 0.25 * 3.0445), rel=1e-3)  # ln(21)
+    assert scores[3] == pytest.approx(0.7 * 0.25, rel=1e-2)
+    assert result.topic is None and result.markdown.startswith("# Session briefing\n")
+
+
+def test_foreign_scopes_stay_out_of_context_and_briefing(tenancy, owner, team, project):
+    outsider = Actor(user=tenancy.outsider)
+    remember_all(tenancy.outsider, [("Outsider decision about billing.", "decision")])
+    mine = build_context(actor=owner, topic="billing", max_tokens=3000)
+    assert {row.candidate.scope for s in mine.sections for row in s.rows} == {team}
+    theirs = briefing(actor=outsider, max_tokens=3000)
+    assert {row.candidate.scope for s in theirs.sections for row in s.rows} != {team}
+    assert all(row.candidate.scope != team for s in theirs.sections for row in s.rows)
+    with pytest.raises(NotFound):
+        build_context(actor=outsider, topic="billing", max_tokens=500, scopes=[team])
+    with pytest.raises(NotFound):
+        briefing(actor=outsider, max_tokens=500, scopes=[team])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"topic": "", "max_tokens": 500}, "topic"),
+        ({"topic": "x", "max_tokens": 99}, "max_tokens"),
+        ({"topic": "x", "max_tokens": 32_001}, "max_tokens"),
+        ({"topic": "x", "max_tokens": "500"}, "max_tokens"),
+    ],
+)
+def test_bad_input_names_the_field(owner, kwargs, field):
+    with pytest.raises(ValidationFailed) as refused:
+        build_context(actor=owner, **kwargs)
+    assert refused.value.field == field
+
+
+# REST
+
+
+def test_rest_context_and_briefing(tenancy, api, project):
+    client = api(tenancy.owner)
+    response = client.post(
+        "/api/v1/context", {"topic": "billing run", "max_tokens": 300}, format="json"
+    )
+    assert response.status_code == 200, response.json()
+    body = response.json()
+    assert body["tokens"] <= 300 and body["markdown"].startswith("# Context")
+    assert [s["name"] for s in body["sections"]] == ["relevant", "recent", "open_loops"]
+    response = client.get("/api/v1/briefing", {"max_tokens": 300})
+    assert response.status_code == 200 and response.json()["tokens"] <= 300
+    assert client.get("/api/v1/briefing").json()["max_tokens"] == 2000
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"topic": ""}, "topic"),
+        ({}, "topic"),
+        ({"topic": "x", "max_tokens": 50}, "max_tokens"),
+        ({"topic": "x", "max_tokens": 40_000}, "max_tokens"),
+        ({"topic": "x", "max_tokens": "300"}, "max_tokens"),
+        ({"topic": "x", "scopes": "scp_x"}, "scopes"),
+        ({"topic": "x", "extra": 1}, "extra"),
+    ],
+)
+def test_rest_context_bad_input(tenancy, api, body, field):
+    response = api(tenancy.owner).post("/api/v1/context", body, format="json")
+    assert response.status_code == 400, response.json()
+    assert field in response.json()["error"]["details"]
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [({"max_tokens": "99"}, "max_tokens"), ({"max_tokens": "lots"}, "max_tokens"), ({"x": 1}, "x")],
+)
+def test_rest_briefing_bad_input(tenancy, api, params, field):
+    response = api(tenancy.owner).get("/api/v1/briefing", params)
+    assert response.status_code == 400
+    assert field in response.json()["error"]["details"]
+
+
+def test_rest_outsider_gets_404_for_a_foreign_scope(tenancy, api, team, project):
+    client = api(tenancy.outsider)
+    context = client.post("/api/v1/context", {"topic": "billing", "scopes": [team]}, format="json")
+    assert context.status_code == 404 and "scopes" in context.json()["error"]["details"]
+    brief = client.get("/api/v1/briefing", {"scopes": team})
+    assert brief.status_code == 404 and "scopes" in brief.json()["error"]["details"]
+    mine = client.post("/api/v1/context", {"topic": "billing"}, format="json").json()
+    assert all(not s["rows"] for s in mine["sections"])
+
+
+def test_rest_reader_and_read_only_token_get_context(tenancy, api, team, project):
+    for client in (api(tenancy.reader), api(tenancy.owner, read_only=True)):
+        context = client.post(
+            "/api/v1/context", {"topic": "billing", "scopes": [team]}, format="json"
+        )
+        assert context.status_code == 200 and context.json()["sections"][0]["rows"]
+        brief = client.get("/api/v1/briefing", {"scopes": team})
+        assert brief.status_code == 200 and brief.json()["sections"][0]["rows"]
+
+
+def test_rest_revoked_token_gets_401(tenancy):
+    from rest_framework.test import APIClient
+
+    from scopes.services import token_create, token_revoke
+
+    created = token_create(actor=Actor(user=tenancy.owner), name="t")
+    token_revoke(actor=Actor(user=tenancy.owner), token=created.token)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {created.secret}")
+    assert client.post("/api/v1/context", {"topic": "x"}, format="json").status_code == 401
+    assert client.get("/api/v1/briefing").status_code == 401
