@@ -41,6 +41,4 @@ def percentile(values: list[float], pct: float) -> float:
 
 
 def describe(values_ms: list[float]) -> str:
-    return (
-        f"p50 {statistics.median(values_ms):7.2f} ms   p95 {percentile(values_ms, 95):7.2f} ms"
-    )
+    return f"p50 {statistics.median(values_ms):7.2f} ms   p95 {percentile(values_ms, 95):7.2f} ms"

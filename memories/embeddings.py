@@ -136,9 +136,7 @@ def windows_for(text: str) -> list[Window]:
     limit = model.max_seq_length - 2  # room for [CLS] and [SEP]
     if len(text) <= limit:  # every token covers at least one character: it fits
         return []
-    encoded = tokenizer(
-        text, add_special_tokens=False, return_offsets_mapping=True, verbose=False
-    )
+    encoded = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
     offsets = encoded["offset_mapping"]
     if len(offsets) <= limit:
         return []

@@ -9,7 +9,9 @@ from memories.models import Memory, Provenance
 
 
 def remember(client, content, kind="decision", **extra):
-    return client.post("/api/v1/memories", {"content": content, "kind": kind, **extra}, format="json")
+    return client.post(
+        "/api/v1/memories", {"content": content, "kind": kind, **extra}, format="json"
+    )
 
 
 @pytest.fixture

@@ -69,9 +69,12 @@ def test_two_processes_writing_the_same_text_make_one_memory(tenancy, kinds_seed
 
 def test_the_tail_of_a_long_memory_matches_its_window(tenancy):
     filler = " ".join(
-        f"Section {i} of the runbook covers routine log rotation and disk checks." for i in range(60)
+        f"Section {i} of the runbook covers routine log rotation and disk checks."
+        for i in range(60)
     )
-    tail = "Finally, the payment webhook signature is verified with HMAC SHA-256 in billing/hooks.py."
+    tail = (
+        "Finally, the payment webhook signature is verified with HMAC SHA-256 in billing/hooks.py."
+    )
     memory = memory_remember(
         actor=Actor(user=tenancy.owner),
         request=RememberInput(content=f"{filler} {tail}", kind="reference"),
@@ -116,9 +119,11 @@ def test_reembed_recomputes_every_embedding(tenancy, capsys):
 def test_a_model_of_the_wrong_dimension_stops_the_start(tmp_path: Path):
     (tmp_path / "1_Pooling").mkdir()
     (tmp_path / "1_Pooling" / "config.json").write_text('{"word_embedding_dimension": 768}')
-    with override_settings(EMBEDDING_MODEL=str(tmp_path)):
-        with pytest.raises(SystemCheckError) as raised:
-            call_command("check")
+    with (
+        override_settings(EMBEDDING_MODEL=str(tmp_path)),
+        pytest.raises(SystemCheckError) as raised,
+    ):
+        call_command("check")
     message = str(raised.value)
     assert "ZM_EMBEDDING_MODEL" in message and "reembed" in message and "768" in message
 
