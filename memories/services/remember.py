@@ -17,7 +17,6 @@ from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
-from pgvector.django import CosineDistance
 
 from memories.activity import logs_remember
 from memories.canonical import new_claim
@@ -160,24 +159,6 @@ def _prepare(actor: Actor, request: RememberInput, scope: Scope) -> _Prepared:
     )
 
 
-def _provenance(actor: Actor, prepared: _Prepared, memory: Memory, *, absorbed: bool) -> None:
-    request = prepared.request
-    written = prepared.content if absorbed and prepared.content != memory.content else ""
-    Provenance.objects.create(
-        memory=memory,
-        source_kind=request.source_kind,
-        absorbed=absorbed,
-        client_name=actor.client_name,
-        conversation_id=request.conversation_id,
-        source_path=request.source_path,
-        chunk_hash=request.chunk_hash,
-        verbatim=prepared.verbatim,
-        written_text=written,
-        created_by=actor.user,
-        created_by_token=actor.token,
-    )
-
-
 def _identical(prepared: _Prepared) -> Memory | None:
     return (
         Memory.objects.select_related("scope")
@@ -186,32 +167,8 @@ def _identical(prepared: _Prepared) -> Memory | None:
     )
 
 
-def near_duplicates(
-    *, scope: Scope, vector: list[float], exclude_id: int | None = None, limit: int = 3
-) -> list[SimilarMemory]:
-    """Valid memories in the scope at cosine similarity >= the near-duplicate threshold."""
-    threshold = settings.NEAR_DUPLICATE_SIMILARITY
-    candidates = (
-        Memory.objects.filter(scope=scope, valid=True, embedding__isnull=False)
-        .exclude(id=exclude_id)
-        .annotate(distance=CosineDistance("embedding", vector))
-        .order_by("distance")
-        .values_list("public_id", "distance", "created_at")[:limit]
-    )
-    now = timezone.now()
-    return [
-        SimilarMemory(
-            id=public_id,
-            similarity=1.0 - distance,
-            age_days=round((now - created).total_seconds() / 86400, 2),
-        )
-        for public_id, distance, created in candidates
-        if 1.0 - distance >= threshold
-    ]
-
-
 def _absorb(actor: Actor, prepared: _Prepared, memory: Memory) -> RememberResult:
-    _provenance(actor, prepared, memory, absorbed=True)
+    _provenance_row(actor, prepared, memory, absorbed=True).save()
     return RememberResult(memory=memory, deduplicated=True)
 
 
@@ -223,23 +180,11 @@ def _insert(actor: Actor, prepared: _Prepared) -> RememberResult:
     if prepared.embedded is None:  # the identical memory seen earlier is gone by now
         prepared.embedded = embed_contents([prepared.content])[0]
     embedded = prepared.embedded
-    similar = near_duplicates(scope=prepared.scope, vector=embedded.vector)
+    similar = _near_many({0: prepared})[0]
     if similar and prepared.request.absorb_similar:
         target = Memory.objects.select_related("scope").get(public_id=similar[0].id)
         return _absorb(actor, prepared, target)
-    memory = Memory(
-        scope=prepared.scope,
-        kind_id=prepared.request.kind,
-        content=prepared.content,
-        content_lang=prepared.lang,
-        content_hash=prepared.content_hash,
-        translation_status=prepared.status,
-        author_kind=prepared.author_kind,
-        agent_name=actor.client_name,
-        created_by=actor.user,
-        created_by_token=actor.token,
-        embedding=embedded.vector,
-    )
+    memory = _new_memory(actor, prepared)
     claim = new_claim(memory) if prepared.status == TranslationStatus.PENDING else ""
     try:
         with transaction.atomic():
@@ -251,7 +196,7 @@ def _insert(actor: Actor, prepared: _Prepared) -> RememberResult:
             raise
         return _absorb(actor, prepared, existing)
     save_windows(memory=memory, embedded=embedded, replace=False)
-    _provenance(actor, prepared, memory, absorbed=False)
+    _provenance_row(actor, prepared, memory, absorbed=False).save()
     if claim:
         transaction.on_commit(lambda: enqueue_canonicalization(memory_id=memory.id, claim=claim))
     return RememberResult(memory=memory, deduplicated=False, similar_existing=similar)
