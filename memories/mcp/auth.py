@@ -1,0 +1,152 @@
+"""Who an MCP call runs as: the bearer-token door in front of /mcp, and the credential tools use.
+
+Over HTTP every request to /mcp passes `BearerTokenMiddleware` first. A missing, unknown,
+revoked or expired token is answered 401 with a JSON error body and `WWW-Authenticate` before
+the request reaches the MCP machinery, so no tool ever runs for it. An accepted request carries
+its token to the tools in the `current_credential` context variable: the SDK hands each message
+to its handler in the context of the HTTP request that delivered it. Over stdio the command sets
+the variable once, to a lookup of the secret it was given, so a token revoked while the client
+runs stops working on the next call.
+
+The middleware also checks Host and Origin against ALLOWED_HOSTS, the same list Django applies
+to every other path; the MCP app is not behind Django's own check.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from contextvars import ContextVar
+from urllib.parse import urlsplit
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.db import close_old_connections
+from django.http.request import split_domain_port, validate_host
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from scopes.authentication import token_for_secret
+from scopes.models import ApiToken
+from zeromemory.errors import DomainError
+
+TokenSource = Callable[[], ApiToken | None]
+
+# A callable run in the ORM thread that returns the caller's token (None when it is not valid).
+current_credential: ContextVar[TokenSource | None] = ContextVar("zm_mcp_credential", default=None)
+
+REALM = "zero-memory"
+
+
+class Unauthorized(DomainError):
+    code = "unauthorized"
+    status = 401
+
+
+class RateLimited(DomainError):
+    code = "rate_limited"
+    status = 429
+
+
+def lookup_token(secret: str) -> ApiToken | None:
+    # Runs like a Django request: stale connections are dropped before and after.
+    close_old_connections()
+    try:
+        return token_for_secret(secret)
+    finally:
+        close_old_connections()
+
+
+def _allowed_hosts() -> list[str]:
+    allowed = list(settings.ALLOWED_HOSTS)
+    if settings.DEBUG and not allowed:
+        allowed = [".localhost", "127.0.0.1", "[::1]"]  # what Django allows in DEBUG
+    return allowed
+
+
+def _host_allowed(host: str | None) -> bool:
+    if not host:
+        return False
+    domain, _port = split_domain_port(host)
+    return bool(domain) and validate_host(domain, _allowed_hosts())
+
+
+def _origin_allowed(origin: str | None) -> bool:
+    """Browsers send Origin; a page on another site must not reach /mcp through DNS rebinding."""
+    if not origin:
+        return True
+    netloc = urlsplit(origin).netloc
+    return bool(netloc) and _host_allowed(netloc)
+
+
+async def _send_error(
+    send: Send, status: int, code: str, message: str, headers: dict[str, str] | None = None
+) -> None:
+    body = json.dumps({"error": {"code": code, "message": message, "details": {}}}).encode()
+    raw_headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+    ]
+    raw_headers += [(k.lower().encode(), v.encode()) for k, v in (headers or {}).items()]
+    await send({"type": "http.response.start", "status": status, "headers": raw_headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _challenge(error: str | None = None, description: str | None = None) -> dict[str, str]:
+    value = f'Bearer realm="{REALM}"'
+    if error:
+        value += f', error="{error}", error_description="{description}"'
+    return {"WWW-Authenticate": value}
+
+
+class BearerTokenMiddleware:
+    """Authenticate every request to the wrapped MCP app with `Authorization: Bearer <token>`."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        if not _host_allowed(headers.get("host")) or not _origin_allowed(headers.get("origin")):
+            await _send_error(
+                send,
+                403,
+                "forbidden",
+                "This host or origin is not allowed; add it to ZM_ALLOWED_HOSTS.",
+            )
+            return
+        scheme, _, secret = headers.get("authorization", "").partition(" ")
+        secret = secret.strip()
+        if scheme.lower() != "bearer" or not secret:
+            await _send_error(
+                send,
+                401,
+                "unauthorized",
+                "Send the header Authorization: Bearer <token> with an API token of zero-memory.",
+                _challenge(),
+            )
+            return
+        token = await sync_to_async(lookup_token, thread_sensitive=True)(secret)
+        if token is None:
+            await _send_error(
+                send,
+                401,
+                "unauthorized",
+                "The token is not valid: unknown, revoked or expired. Create a new one.",
+                _challenge("invalid_token", "The token is unknown, revoked or expired."),
+            )
+            return
+        # The SDK ties a streamable-HTTP session to the identity that opened it: a request with
+        # another token cannot use (or hijack) that session.
+        identity = AccessToken(token=token.public_id, client_id=token.public_id, scopes=[])
+        scope = {**scope, "user": AuthenticatedUser(identity)}
+        reset = current_credential.set(lambda: token)
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            current_credential.reset(reset)

@@ -1,0 +1,127 @@
+"""The tool contract as agents read it: the server's instructions and one description per tool.
+
+This text is where the canonical-English discipline is asked of the calling model. The model has
+the whole conversation in view, so its own English rendering is cheap and usually more faithful
+than a translation made later by the server; the server still detects the language of every write
+and canonicalizes what arrives in another language, and it never rewrites a query. Each
+description stays under 2 KB (a test checks) because clients load every description into the
+model's context on every turn.
+"""
+
+from __future__ import annotations
+
+SERVER_INSTRUCTIONS = """\
+zero-memory is long-term memory shared across your sessions and your team. Call briefing at the \
+start of a session and build_context before a task; recall to look something up; remember what \
+future sessions should know; forget what turned out wrong. Write memory content and queries in \
+English even when the conversation is in another language, keeping code, identifiers, paths and \
+quoted terms verbatim. Queries run exactly as sent: the server never translates them."""
+
+REMEMBER = """\
+Store one durable piece of knowledge so later sessions (yours or a teammate's agent) can find it: \
+a decision, a convention, a preference, a gotcha, a fact.
+
+Write `content` in English, whatever language the conversation is in. You hold the whole \
+conversation, so your English rendering keeps the meaning better than a translation the server \
+would make afterwards. Keep code, identifiers, file paths, URLs, commands and quoted terms exactly \
+as they appear: never translate them. When the user's own phrasing matters (a preference or a \
+decision worded just so), also pass their exact words, in the language they used, as `verbatim`; \
+they are kept beside the memory.
+
+Content in another language is still accepted: it is stored at once with translation_status \
+"pending" and the server canonicalizes it to English in the background.
+
+One self-contained fact per call: say which project, component or person it concerns. Secrets \
+(keys, passwords, tokens) are refused.
+
+- kind: decision, convention, preference, gotcha, reference, fact, episode, task or open_question.
+- scope: a scope id from list_scopes; omit it for your personal scope.
+- conversation_id, source_path: where the knowledge came from.
+- idempotency_key: a retry with the same key returns the first answer instead of writing again.
+
+Returns the memory id; deduplicated=true when an identical memory already held this fact (your \
+write is recorded on it); similar_existing lists near duplicates (consider forgetting the older \
+one if yours replaces it); translation_status is skipped (English), pending, done or failed."""
+
+RECALL = """\
+Search the memories you may read for the ones that match a query: hybrid search (meaning and \
+exact words), ranked by relevance, kind and age.
+
+Send the query in English, even when the user spoke another language: the stored memories are in \
+English and you translate the user's intent better than anything downstream could. Keep code, \
+identifiers, file paths and quoted terms verbatim in the query. The server runs the query exactly \
+as sent (no translation, no rewriting) and logs that same string, so a query in another language \
+simply matches poorly.
+
+- query: a few words or a question, up to 4000 characters.
+- scopes: scope ids from list_scopes to search in; omit to search every scope you can read.
+- kinds: only these kinds (decision, convention, preference, gotcha, reference, fact, episode, \
+task, open_question).
+- k: how many hits, 1 to 50 (default 10).
+
+Returns hits with id, content, kind, scope, score, similarity, age_days and has_original (true \
+when the memory was translated and its original text is kept)."""
+
+BUILD_CONTEXT = """\
+Assemble what the team knows about a topic, within a token budget, before you start a task: \
+memories relevant to the topic first, then important decisions and conventions, recent changes \
+and open questions.
+
+Write the topic in English, even when the user spoke another language; keep code, identifiers, \
+file paths and quoted terms verbatim. The topic is searched exactly as sent: the server does not \
+translate or rewrite it.
+
+- topic: what you are about to work on, up to 4000 characters.
+- max_tokens: the budget for the whole answer, 100 to 32000 (default 2000).
+- scopes: scope ids from list_scopes; omit for every scope you can read.
+
+Returns sections (name, title, budget, tokens, rows with id, kind, scope, content) and the same \
+context rendered as markdown, ready to read."""
+
+BRIEFING = """\
+A session-start briefing: what matters most across your scopes (important decisions, \
+conventions, preferences), recent changes and open questions, within a token budget. Call it \
+once at the start of a session; use build_context when you know the topic.
+
+- max_tokens: the budget, 100 to 32000 (default 2000).
+- scopes: scope ids from list_scopes; omit for every scope you can read.
+
+Returns sections (name, title, budget, tokens, rows with id, kind, scope, content) and the same \
+briefing rendered as markdown."""
+
+FORGET = """\
+Invalidate a memory that is wrong or no longer true. Nothing is deleted: the memory leaves \
+recall, context and briefings, keeps its history, and restore brings it back.
+
+- memory_id: the id from remember, recall or build_context.
+- reason: why it should be forgotten, in English (for example "Replaced by the decision to use \
+PostgreSQL 18").
+
+Answers not_found for a memory you cannot read, forbidden when your token or role may not write \
+in its scope, conflict when it is already forgotten. Returns the memory with its new state."""
+
+RESTORE = """\
+Undo forget (or a supersede): the memory becomes valid again and returns to recall, context and \
+briefings.
+
+- memory_id: the id of the forgotten memory.
+
+Answers not_found for a memory you cannot read, forbidden when your token or role may not write \
+in its scope, conflict when it is valid already or an identical valid memory exists (the answer \
+names it). Returns the memory with its new state."""
+
+LIST_SCOPES = """\
+List the scopes you can read: your personal scope, and the team and project scopes you belong \
+to. Each has an id (pass it as scope or scopes to the other tools), a name, a kind, your role \
+(reader, writer or admin) and writable: whether this connection may write there (a \
+read-only token writes nowhere)."""
+
+DESCRIPTIONS = {
+    "remember": REMEMBER,
+    "recall": RECALL,
+    "build_context": BUILD_CONTEXT,
+    "briefing": BRIEFING,
+    "forget": FORGET,
+    "restore": RESTORE,
+    "list_scopes": LIST_SCOPES,
+}

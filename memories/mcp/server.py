@@ -1,0 +1,136 @@
+"""How an MCP tool call runs: as whom, in which thread, and how its answer and errors look.
+
+The ORM is synchronous, so each tool is an async function that hands its work to
+`sync_to_async(thread_sensitive=True)`: the work runs in the one thread Django's ASGI handler also
+uses for synchronous code, where connections are opened, reused and (as at the start and end of a
+Django request) closed when stale. The SDK's alternative, a plain function run on an anyio worker
+thread, would give each of up to 40 worker threads a connection that nothing ever closes. The
+async part only reads the MCP request context (the client info).
+
+The actor is the token's user on surface "mcp", with the client name from the client info the
+MCP client sent when it connected (never from a tool argument); the services log the activity
+with both. Answers are structured content plus the same JSON as a text block. Failures are tool
+errors (`isError`) with the stable code of the API contract and a message a model can act on;
+never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from collections.abc import Callable
+from types import SimpleNamespace
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.db import close_old_connections
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp_types import CallToolResult, InputRequiredResult, TextContent
+from pydantic import ValidationError
+
+from memories.mcp import contract
+from memories.mcp.auth import RateLimited, Unauthorized, current_credential
+from memories.models import ActivitySurface
+from scopes.access import Actor
+from zeromemory.api.throttling import ActorRateThrottle
+from zeromemory.errors import DomainError
+
+logger = logging.getLogger(__name__)
+
+INTERNAL_MESSAGE = "Something went wrong on the server. Try again later; if it persists, report it."
+
+
+def _text(data: dict[str, Any]) -> list[TextContent]:
+    return [TextContent(type="text", text=json.dumps(data, ensure_ascii=False))]
+
+
+def ok_result(data: dict[str, Any]) -> CallToolResult:
+    return CallToolResult(content=_text(data), structured_content=data)
+
+
+def error_result(code: str, message: str, details: Any = None) -> CallToolResult:
+    body = {"error": {"code": code, "message": message, "details": details or {}}}
+    return CallToolResult(content=_text(body), structured_content=body, is_error=True)
+
+
+def client_name(ctx: Context) -> str:
+    """`name/version` from the client info of the connection ("" when the client sent none)."""
+    try:
+        params = ctx.session.client_params
+    except (AttributeError, ValueError):
+        return ""
+    info = params.client_info if params is not None else None
+    if info is None:
+        return ""
+    name, version = (info.name or "").strip(), (info.version or "").strip()
+    return (f"{name}/{version}" if name and version else name)[:120]
+
+
+def _throttle(actor: Actor) -> None:
+    """The REST API's per-user rate, shared with it: one budget per user across surfaces."""
+    throttle = ActorRateThrottle()
+    if not throttle.allow_request(SimpleNamespace(user=actor.user), None):
+        wait = throttle.wait() or 1.0
+        raise RateLimited(
+            f"Too many requests; wait {math.ceil(wait)} s before the next call.",
+            details={"retry_after": wait},
+        )
+
+
+def _call_as_actor(
+    source: Callable[[], Any] | None, client: str, work: Callable[[Actor], dict[str, Any]]
+) -> dict[str, Any]:
+    close_old_connections()
+    try:
+        token = source() if source is not None else None
+        if token is None:
+            raise Unauthorized("The token is not valid: unknown, revoked or expired.")
+        actor = Actor(user=token.user, token=token, surface=ActivitySurface.MCP, client_name=client)
+        _throttle(actor)
+        return work(actor)
+    finally:
+        close_old_connections()
+
+
+async def run_tool(ctx: Context, work: Callable[[Actor], dict[str, Any]]) -> CallToolResult:
+    """Run `work(actor)` in the ORM thread; map domain errors to tool errors."""
+    call = sync_to_async(_call_as_actor, thread_sensitive=True)
+    try:
+        data = await call(current_credential.get(), client_name(ctx), work)
+    except DomainError as exc:
+        return error_result(exc.code, exc.message, exc.details)
+    except Exception:
+        logger.exception("an MCP tool failed")
+        return error_result("internal", INTERNAL_MESSAGE)
+    return ok_result(data)
+
+
+def _argument_error(exc: ValidationError) -> CallToolResult:
+    details: dict[str, list[str]] = {}
+    for error in exc.errors():
+        field = ".".join(str(part) for part in error["loc"]) or "arguments"
+        details.setdefault(field, []).append(error["msg"])
+    field, messages = next(iter(details.items()))
+    return error_result("validation_failed", f"{field}: {messages[0]}", details)
+
+
+class ZeroMemoryServer(MCPServer):
+    """MCPServer whose argument and lookup failures also answer in the stable error shape."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError:
+            logger.exception("the MCP tool %s failed", name)
+            return error_result("internal", INTERNAL_MESSAGE)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                return _argument_error(exc.__cause__)
+            if name not in contract.DESCRIPTIONS:
+                tools = ", ".join(contract.DESCRIPTIONS)
+                return error_result("not_found", f"No tool named {name!r}. Tools: {tools}.")
+            return error_result("validation_failed", str(exc))

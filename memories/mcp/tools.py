@@ -1,0 +1,280 @@
+"""The MCP tools: remember, recall, build_context, briefing, forget, restore, list_scopes.
+
+Each tool validates its arguments (the input schema mirrors the REST serializers and uses the
+same limits), calls the same service or selector as the REST view, and shapes the answer;
+`memories.mcp.server` runs it as the token's user and maps errors. The descriptions are the tool
+contract, in `memories.mcp.contract`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import Context
+from mcp_types import CallToolResult, ToolAnnotations
+from pydantic import Field
+
+from memories import context, search, selectors
+from memories.api import memory_state
+from memories.mcp import contract
+from memories.mcp.schemas import ContextOut, MemoryStateOut, RecallOut, RememberOut, ScopesOut
+from memories.mcp.server import ZeroMemoryServer, run_tool
+from memories.models import Memory, SourceKind, TranslationStatus
+from memories.services import lifecycle
+from memories.services.remember import RememberInput, memory_remember
+from scopes import access
+from scopes.access import Actor
+from scopes.models import Membership, Role
+
+SERVER_NAME = "zero-memory"
+SERVER_VERSION = "0.1.0"
+
+ScopeId = Annotated[str, Field(max_length=40)]
+ScopeIds = Annotated[
+    list[ScopeId] | None,
+    Field(
+        max_length=search.MAX_SCOPES,
+        description="Scope ids from list_scopes; omit for every scope you can read.",
+    ),
+]
+MaxTokens = Annotated[
+    int,
+    Field(
+        strict=True,
+        ge=context.MIN_TOKENS,
+        le=context.MAX_TOKENS,
+        description="Token budget for the whole answer.",
+    ),
+]
+MemoryId = Annotated[
+    str, Field(max_length=40, description="A memory id from remember, recall or build_context.")
+]
+
+
+def _iso(value: Any) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def _memory_answer(memory: Memory) -> dict[str, Any]:
+    return {
+        "id": memory.public_id,
+        "scope": memory.scope.public_id,
+        "kind": memory.kind_id,
+        "content": memory.content,
+        "state": memory_state(memory),
+        "forgotten_at": _iso(memory.forgotten_at),
+        "forgotten_reason": memory.forgotten_reason,
+        "restored_at": _iso(memory.restored_at),
+    }
+
+
+PENDING_NOTICE = (
+    "Stored as written; the server translates it to English in the background. "
+    "Write content in English next time."
+)
+
+
+async def remember(
+    ctx: Context,
+    content: Annotated[
+        str,
+        Field(
+            description="The memory, in English. Code, identifiers, file paths and quoted "
+            "terms verbatim."
+        ),
+    ],
+    kind: Annotated[
+        str, Field(max_length=32, description="decision, convention, preference, gotcha, ...")
+    ],
+    scope: Annotated[
+        str | None,
+        Field(max_length=40, description="A scope id from list_scopes; omit for personal."),
+    ] = None,
+    verbatim: Annotated[
+        str | None,
+        Field(
+            max_length=4000,
+            description="The user's exact words, in their language, when the phrasing matters.",
+        ),
+    ] = None,
+    conversation_id: Annotated[str | None, Field(max_length=200)] = None,
+    source_path: Annotated[str | None, Field(max_length=1000)] = None,
+    idempotency_key: Annotated[str | None, Field(max_length=200)] = None,
+) -> Annotated[CallToolResult, RememberOut]:
+    request = RememberInput(
+        content=content,
+        kind=kind,
+        scope=scope,
+        verbatim=verbatim,
+        conversation_id=conversation_id or "",
+        source_path=source_path or "",
+        idempotency_key=idempotency_key,
+        source_kind=SourceKind.REMEMBER,
+    )
+
+    def work(actor: Actor) -> dict[str, Any]:
+        answer = memory_remember(actor=actor, request=request).as_dict()
+        if answer["translation_status"] == TranslationStatus.PENDING:
+            answer["notice"] = PENDING_NOTICE
+        return answer
+
+    return await run_tool(ctx, work)
+
+
+async def recall(
+    ctx: Context,
+    query: Annotated[
+        str,
+        Field(
+            max_length=search.MAX_QUERY_CHARS,
+            description="In English; run exactly as sent, never translated.",
+        ),
+    ],
+    scopes: ScopeIds = None,
+    kinds: Annotated[list[Annotated[str, Field(max_length=32)]] | None, Field()] = None,
+    k: Annotated[int, Field(strict=True, ge=1, le=search.MAX_K)] = search.DEFAULT_K,
+) -> Annotated[CallToolResult, RecallOut]:
+    def work(actor: Actor) -> dict[str, Any]:
+        hits = search.recall(actor=actor, query=query, scopes=scopes, kinds=kinds, k=k)
+        return {"query": query, "results": [hit.as_dict() for hit in hits]}
+
+    return await run_tool(ctx, work)
+
+
+async def build_context(
+    ctx: Context,
+    topic: Annotated[
+        str,
+        Field(
+            max_length=search.MAX_QUERY_CHARS,
+            description="In English; searched exactly as sent, never translated.",
+        ),
+    ],
+    max_tokens: MaxTokens = context.DEFAULT_TOKENS,
+    scopes: ScopeIds = None,
+) -> Annotated[CallToolResult, ContextOut]:
+    def work(actor: Actor) -> dict[str, Any]:
+        found = context.build_context(
+            actor=actor, topic=topic, max_tokens=max_tokens, scopes=scopes
+        )
+        return found.as_dict()
+
+    return await run_tool(ctx, work)
+
+
+async def briefing(
+    ctx: Context,
+    scopes: ScopeIds = None,
+    max_tokens: MaxTokens = context.DEFAULT_TOKENS,
+) -> Annotated[CallToolResult, ContextOut]:
+    def work(actor: Actor) -> dict[str, Any]:
+        return context.briefing(actor=actor, max_tokens=max_tokens, scopes=scopes).as_dict()
+
+    return await run_tool(ctx, work)
+
+
+async def forget(
+    ctx: Context,
+    memory_id: MemoryId,
+    reason: Annotated[str, Field(max_length=1000, description="Why, in English.")],
+) -> Annotated[CallToolResult, MemoryStateOut]:
+    def work(actor: Actor) -> dict[str, Any]:
+        memory = selectors.memory_for_write(actor=actor, public_id=memory_id)
+        return _memory_answer(lifecycle.memory_forget(actor=actor, memory=memory, reason=reason))
+
+    return await run_tool(ctx, work)
+
+
+async def restore(ctx: Context, memory_id: MemoryId) -> Annotated[CallToolResult, MemoryStateOut]:
+    def work(actor: Actor) -> dict[str, Any]:
+        memory = selectors.memory_for_write(actor=actor, public_id=memory_id)
+        return _memory_answer(lifecycle.memory_restore(actor=actor, memory=memory))
+
+    return await run_tool(ctx, work)
+
+
+async def list_scopes(ctx: Context) -> Annotated[CallToolResult, ScopesOut]:
+    def work(actor: Actor) -> dict[str, Any]:
+        scopes = list(access.readable_scopes(actor).select_related("owner").order_by("id"))
+        roles = dict(
+            Membership.objects.filter(user=actor.user, scope__in=scopes).values_list(
+                "scope_id", "role"
+            )
+        )
+        writable = set(access.writable_scopes(actor).values_list("id", flat=True))
+        return {
+            "scopes": [
+                {
+                    "id": scope.public_id,
+                    "name": scope.name,
+                    "slug": scope.slug,
+                    "kind": scope.kind,
+                    "owner": scope.owner.get_username(),
+                    "role": Role(roles[scope.id]).slug if scope.id in roles else None,
+                    "writable": scope.id in writable,
+                }
+                for scope in scopes
+            ]
+        }
+
+    return await run_tool(ctx, work)
+
+
+READ = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+
+TOOLS: list[tuple[Callable[..., Any], str, ToolAnnotations]] = [
+    (
+        remember,
+        "Remember",
+        ToolAnnotations(
+            read_only_hint=False,
+            destructive_hint=False,
+            idempotent_hint=False,
+            open_world_hint=False,
+        ),
+    ),
+    (recall, "Recall", READ),
+    (build_context, "Build context", READ),
+    (briefing, "Briefing", READ),
+    (
+        forget,
+        "Forget",
+        ToolAnnotations(
+            read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
+        ),
+    ),
+    (
+        restore,
+        "Restore",
+        ToolAnnotations(
+            read_only_hint=False,
+            destructive_hint=False,
+            idempotent_hint=True,
+            open_world_hint=False,
+        ),
+    ),
+    (list_scopes, "List scopes", READ),
+]
+
+
+def build_server() -> ZeroMemoryServer:
+    """A fresh server with every tool; HTTP and stdio each build their own."""
+    server = ZeroMemoryServer(
+        name=SERVER_NAME,
+        title="zero-memory",
+        instructions=contract.SERVER_INSTRUCTIONS,
+        version=SERVER_VERSION,
+        log_level="WARNING",
+    )
+    for fn, title, hints in TOOLS:
+        name = fn.__name__
+        server.add_tool(
+            fn,
+            name=name,
+            title=title,
+            description=contract.DESCRIPTIONS[name],
+            annotations=hints.model_copy(update={"title": title}),
+            structured_output=True,
+        )
+    return server
