@@ -153,6 +153,8 @@ if TESTING:
 LOGIN_URL = "dashboard:login"
 LOGIN_REDIRECT_URL = "dashboard:home"
 LOGOUT_REDIRECT_URL = "dashboard:login"
+# Anyone may create an account on the sign-up page; false hides the page (admins add users).
+SIGNUP_ENABLED = env_bool("ZM_SIGNUP_ENABLED", True)
 
 LANGUAGE_CODE = "en"
 LANGUAGES = [

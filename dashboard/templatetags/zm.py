@@ -1,0 +1,21 @@
+"""Template helpers for the dashboard."""
+
+from __future__ import annotations
+
+from django import template
+from django.utils.translation import get_language_info
+
+register = template.Library()
+
+
+@register.filter
+def language_name(code: str) -> str:
+    """A language code as a name in the reader's language ("de" -> "German", "Deutsch", ...)."""
+    if not code:
+        return ""
+    for candidate in (code, code.split("-")[0]):
+        try:
+            return get_language_info(candidate)["name_translated"]
+        except KeyError:
+            continue
+    return code

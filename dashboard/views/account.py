@@ -1,0 +1,51 @@
+"""Sign in, sign up, sign out and password change: Django's auth views with our templates."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth import views as auth_views
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse_lazy
+from django.utils.translation import gettext as _
+
+from dashboard.common import INVALID
+from dashboard.forms import SignupForm
+
+
+class LoginView(auth_views.LoginView):
+    template_name = "registration/login.html"
+
+    def get_context_data(self, **kwargs):
+        return super().get_context_data(signup_enabled=settings.SIGNUP_ENABLED, **kwargs)
+
+
+class PasswordChangeView(auth_views.PasswordChangeView):
+    template_name = "registration/password_change_form.html"
+    success_url = reverse_lazy("dashboard:password_change_done")
+
+    def form_valid(self, form):
+        messages.success(self.request, _("Your password was changed."))
+        return super().form_valid(form)
+
+
+class PasswordChangeDoneView(auth_views.PasswordChangeDoneView):
+    template_name = "registration/password_change_done.html"
+
+
+def signup(request: HttpRequest) -> HttpResponse:
+    if not settings.SIGNUP_ENABLED:
+        raise Http404(_("Sign-up is turned off."))
+    if request.user.is_authenticated:
+        return redirect("dashboard:home")
+    form = SignupForm(request.POST or None)
+    if request.method == "POST":
+        if form.is_valid():
+            user = form.save()
+            login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+            messages.success(request, _("Welcome! Your personal scope is ready."))
+            return redirect("dashboard:home")
+        return render(request, "registration/signup.html", {"form": form}, status=INVALID)
+    return render(request, "registration/signup.html", {"form": form})

@@ -1,0 +1,46 @@
+"""Activity: your own recall, build_context and briefing calls, with the exact query."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.urls import reverse
+
+from dashboard.common import actor_for, render_page
+from dashboard.forms import ActivityFilterForm
+from memories.activity import ActivityFilters, activity_list
+
+PAGE_SIZE = 50
+
+
+@login_required
+def activity(request: HttpRequest) -> HttpResponse:
+    form = ActivityFilterForm(request.GET)
+    rows, next_cursor, status = [], None, 200
+    if form.is_valid():
+        data = form.cleaned_data
+        rows, next_cursor = activity_list(
+            actor=actor_for(request),
+            filters=ActivityFilters(
+                operation=data["operation"] or None,
+                surface=data["surface"] or None,
+                outcome=data["outcome"] or None,
+            ),
+            cursor=data["cursor"] or None,
+            limit=PAGE_SIZE,
+        )
+    else:
+        status = 400
+    next_url = None
+    if next_cursor:
+        params = request.GET.copy()
+        params["cursor"] = next_cursor
+        next_url = f"{reverse('dashboard:activity')}?{params.urlencode()}"
+    more = bool(form.is_bound and form.is_valid() and form.cleaned_data["cursor"])
+    context = {"form": form, "rows": rows, "next_url": next_url}
+    partial = (
+        "dashboard/partials/activity_page.html"
+        if more
+        else "dashboard/partials/activity_results.html"
+    )
+    return render_page(request, "dashboard/activity.html", partial, context, status=status)

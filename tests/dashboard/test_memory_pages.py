@@ -1,0 +1,310 @@
+"""Memories: list, filters, search through recall, detail with the Original disclosure, remember,
+edit, forget and restore, and the tenancy rules of each page."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from memories.models import ActivityLog, Memory, MemoryVersion, SourceKind
+from memories.search import recall
+from tests.dashboard.conftest import HTMX, remember, verbatim_of
+
+
+def test_the_list_shows_readable_memories_only(tenancy, memories, login):
+    body = login(tenancy.reader).get("/").content.decode()
+    assert "Releases are cut on Tuesdays." in body
+    assert "I prefer small pull requests." not in body  # the owner's personal scope
+    outsider = login(tenancy.outsider).get("/").content.decode()
+    assert "Releases are cut on Tuesdays." not in outsider
+    assert "No memories here yet." in outsider
+
+
+def test_kind_labels_come_from_the_catalogue_in_the_readers_language(tenancy, memories, login):
+    body = login(tenancy.owner, "de").get("/").content.decode()
+    assert ">Entscheidung</span>" in body and ">Fakt</span>" in body
+    body = login(tenancy.owner, "ja").get("/").content.decode()
+    assert ">決定事項</span>" in body and ">事実</span>" in body
+    # and the memory content itself is never translated
+    assert "Releases are cut on Tuesdays." in body
+
+
+def test_filters(tenancy, memories, login):
+    client = login(tenancy.owner)
+    body = client.get("/", {"kind": "preference"}).content.decode()
+    assert "I prefer small pull requests." in body and "Tuesdays" not in body
+    body = client.get("/", {"scope": tenancy.team.public_id}).content.decode()
+    assert "Tuesdays" in body and "small pull requests" not in body
+    body = client.get("/", {"translation_status": "done"}).content.decode()
+    assert "Database migrations run before the deploy" in body and "Tuesdays" not in body
+    Memory.objects.filter(pk=memories.team.pk).update(valid=False)
+    assert "Tuesdays" not in client.get("/").content.decode()
+    assert "Tuesdays" in client.get("/", {"state": "forgotten"}).content.decode()
+    assert client.get("/", {"kind": "nonsense"}).status_code == 400
+
+
+def test_a_foreign_scope_filter_answers_404(tenancy, memories, login):
+    client = login(tenancy.outsider)
+    assert client.get("/", {"scope": tenancy.team.public_id}).status_code == 404
+    assert client.get("/", {"scope": tenancy.team.public_id, "q": "releases"}).status_code == 404
+
+
+def test_pages_of_results(tenancy, login, monkeypatch):
+    from dashboard.views import memories as views
+
+    monkeypatch.setattr(views, "PAGE_SIZE", 2)
+    for n in range(5):
+        remember(tenancy.owner, f"Service number {n} owns its own database.")
+    client = login(tenancy.owner)
+    first = client.get("/").content.decode()
+    assert first.count('class="memory-card') == 2
+    next_url = re.search(r'class="more[^"]*" href="([^"]+)"', first).group(1).replace("&amp;", "&")
+    more = client.get(next_url, headers=HTMX)
+    assert more.status_code == 200
+    page = more.content.decode()
+    assert "<html" not in page and 'id="results"' not in page  # only the rows and the button
+    assert page.count('class="memory-card') == 2
+    assert "Service number 2" in page
+
+
+def test_htmx_filter_requests_get_the_results_partial(tenancy, memories, login):
+    response = login(tenancy.owner).get("/", {"kind": "fact"}, headers=HTMX)
+    body = response.content.decode()
+    assert body.lstrip().startswith('<section id="results"')
+    assert "<html" not in body
+
+
+def test_search_is_recall_with_the_query_exactly_as_typed(tenancy, memories, login):
+    query = "  when are releases cut?  "
+    body = login(tenancy.reader).get("/", {"q": query}).content.decode()
+    assert "Releases are cut on Tuesdays." in body
+    assert 'class="score"' in body
+    row = ActivityLog.objects.get(operation="recall")
+    assert row.query == query
+    assert row.surface == "dashboard"
+    assert row.user == tenancy.reader
+    assert [r["id"] for r in row.results][0] == memories.team.public_id
+
+
+def test_search_in_another_language_is_not_translated(tenancy, memories, login):
+    query = "¿Cuándo se publican las versiones?"
+    login(tenancy.owner, "es").get("/", {"q": query})
+    assert ActivityLog.objects.get(operation="recall").query == query
+
+
+def test_a_blank_query_browses_instead_of_searching(tenancy, memories, login):
+    body = login(tenancy.owner).get("/", {"q": "   "}).content.decode()
+    assert "Releases are cut on Tuesdays." in body
+    assert not ActivityLog.objects.filter(operation="recall").exists()
+
+
+def test_search_results_are_the_recall_results(tenancy, memories, login):
+    from scopes.access import Actor
+
+    body = login(tenancy.owner).get("/", {"q": "deploy migrations"}).content.decode()
+    hits = recall(actor=Actor(user=tenancy.owner), query="deploy migrations", k=30)
+    shown = re.findall(r'id="card-(mem_[a-z0-9]+)"', body)
+    assert shown == [hit.id for hit in hits]
+
+
+def test_the_detail_page_and_the_original_disclosure(tenancy, memories, login):
+    body = login(tenancy.reader, "en").get(f"/memories/{memories.translated.public_id}/")
+    page = body.content.decode()
+    assert body.status_code == 200
+    assert '<p class="content large" lang="en">Database migrations run before the deploy' in page
+    assert '<details class="original">' in page
+    assert "Original · German" in page
+    assert (
+        '<blockquote lang="de">Datenbankmigrationen laufen vor dem Deployment, niemals danach.'
+        in page
+    )
+    # the page of a reader offers no edit, forget or restore
+    assert "/edit/" not in page and "/forget/" not in page and "/restore/" not in page
+
+
+def test_the_original_disclosure_shows_a_verbatim_phrase(tenancy, login):
+    memory = remember(
+        tenancy.owner,
+        "The team prefers boring technology.",
+        kind="preference",
+        verbatim="Langweilige Technik ist gute Technik.",
+    )
+    assert verbatim_of(memory)
+    page = login(tenancy.owner).get(f"/memories/{memory.public_id}/").content.decode()
+    assert '<details class="original">' in page
+    assert "Langweilige Technik ist gute Technik." in page
+    listing = login(tenancy.owner).get("/").content.decode()
+    assert "Langweilige Technik ist gute Technik." in listing
+
+
+def test_an_english_memory_has_no_original_disclosure(tenancy, memories, login):
+    page = login(tenancy.owner).get(f"/memories/{memories.team.public_id}/").content.decode()
+    assert 'class="original"' not in page
+
+
+MEMORY_PAGES = [
+    ("get", ""),
+    ("post", "edit/"),
+    ("post", "forget/"),
+    ("post", "restore/"),
+]
+
+
+@pytest.mark.parametrize(("method", "suffix"), MEMORY_PAGES)
+def test_an_outsider_gets_404_like_for_a_missing_memory(tenancy, memories, login, method, suffix):
+    client = login(tenancy.outsider)
+    data = {"content": "hijacked", "kind": "fact", "reason": "because"}
+    for memory_id in (memories.team.public_id, "mem_missing"):
+        response = getattr(client, method)(f"/memories/{memory_id}/{suffix}", data)
+        assert response.status_code == 404
+    assert Memory.objects.get(pk=memories.team.pk).content == "Releases are cut on Tuesdays."
+
+
+@pytest.mark.parametrize("suffix", ["edit/", "forget/", "restore/"])
+def test_a_reader_cannot_write(tenancy, memories, login, suffix):
+    if suffix == "restore/":
+        Memory.objects.filter(pk=memories.team.pk).update(valid=False)
+    response = login(tenancy.reader).post(
+        f"/memories/{memories.team.public_id}/{suffix}",
+        {"content": "Releases are cut on Fridays.", "kind": "fact", "reason": "outdated"},
+    )
+    assert response.status_code == 403
+    memory = Memory.objects.get(pk=memories.team.pk)
+    assert memory.content == "Releases are cut on Tuesdays."
+    assert memory.valid is (suffix != "restore/")
+
+
+def test_edit_keeps_a_version(tenancy, memories, login):
+    client = login(tenancy.writer)
+    url = f"/memories/{memories.team.public_id}/"
+    response = client.post(
+        url + "edit/", {"content": "Releases are cut on Wednesdays.", "kind": "decision"}
+    )
+    assert response.status_code == 302 and response["Location"] == url
+    memory = Memory.objects.get(pk=memories.team.pk)
+    assert (memory.content, memory.kind_id) == ("Releases are cut on Wednesdays.", "decision")
+    version = MemoryVersion.objects.get(memory=memory)
+    assert (version.content, version.edited_by) == ("Releases are cut on Tuesdays.", tenancy.writer)
+    page = client.get(url).content.decode()
+    assert "Version 1" in page and "Releases are cut on Tuesdays." in page
+
+
+def test_edit_through_htmx_answers_the_detail_partial(tenancy, memories, login):
+    response = login(tenancy.writer).post(
+        f"/memories/{memories.team.public_id}/edit/",
+        {"content": "Releases are cut on Mondays.", "kind": "fact"},
+        headers=HTMX,
+    )
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert body.lstrip().startswith('<div id="memory-detail"')
+    assert "Releases are cut on Mondays." in body and "Saved." in body
+
+
+def test_edit_errors_are_shown_on_the_field_in_the_users_language(tenancy, memories, login):
+    client = login(tenancy.writer, "de")
+    url = f"/memories/{memories.team.public_id}/edit/"
+    response = client.post(url, {"content": "", "kind": "fact"})
+    assert response.status_code == 422
+    assert "Dieses Feld ist zwingend erforderlich." in response.content.decode()
+    response = client.post(url, {"content": "   ", "kind": "fact"})
+    assert response.status_code == 422
+    assert "Der Inhalt ist leer." in response.content.decode()
+    assert Memory.objects.get(pk=memories.team.pk).content == "Releases are cut on Tuesdays."
+
+
+def test_forget_needs_a_reason_and_restore_undoes_it(tenancy, memories, login):
+    client = login(tenancy.writer, "es")
+    url = f"/memories/{memories.team.public_id}/"
+    missing = client.post(url + "forget/", {"reason": ""})
+    assert missing.status_code == 422
+    assert "Este campo es requerido." in missing.content.decode()
+    assert (
+        client.post(url + "forget/", {"reason": "superseded by the new policy"}).status_code == 302
+    )
+    memory = Memory.objects.get(pk=memories.team.pk)
+    assert not memory.valid and memory.forgotten_reason == "superseded by the new policy"
+    page = client.get(url).content.decode()
+    assert "superseded by the new policy" in page and "/restore/" in page
+    assert client.post(url + "restore/").status_code == 302
+    assert Memory.objects.get(pk=memories.team.pk).valid
+    again = client.post(url + "restore/", headers=HTMX)
+    assert again.status_code == 422  # already valid: said on the page, nothing changes
+
+
+def test_remember_writes_through_the_remember_service(tenancy, login):
+    client = login(tenancy.writer)
+    assert client.get("/remember/").status_code == 200
+    response = client.post(
+        "/remember/",
+        {
+            "content": "Feature branches are deleted after merge.",
+            "kind": "convention",
+            "scope": tenancy.team.public_id,
+            "verbatim": "",
+        },
+    )
+    memory = Memory.objects.get(content="Feature branches are deleted after merge.")
+    assert response.status_code == 302 and response["Location"] == f"/memories/{memory.public_id}/"
+    assert memory.scope == tenancy.team and memory.author_kind == "human"
+    assert memory.provenance.get().source_kind == SourceKind.DASHBOARD
+    assert ActivityLog.objects.filter(operation="remember", surface="dashboard").exists()
+
+
+def test_remember_in_another_language_is_queued_for_canonicalization(tenancy, login):
+    login(tenancy.owner).post(
+        "/remember/",
+        {
+            "content": "Die Staging-Datenbank wird jeden Sonntag um drei Uhr zurückgesetzt.",
+            "kind": "gotcha",
+            "scope": tenancy.team.public_id,
+        },
+    )
+    memory = Memory.objects.get(content__startswith="Die Staging-Datenbank")
+    assert (memory.content_lang, memory.translation_status) == ("de", "pending")
+
+
+def test_a_reader_cannot_remember_into_the_scope(tenancy, login):
+    client = login(tenancy.reader)
+    page = client.get("/remember/").content.decode()
+    assert tenancy.team.public_id not in page  # only writable scopes are offered
+    response = client.post(
+        "/remember/",
+        {"content": "Sneaky.", "kind": "fact", "scope": tenancy.team.public_id},
+    )
+    assert response.status_code == 422
+    assert not Memory.objects.filter(content="Sneaky.").exists()
+
+
+def test_remember_refuses_a_secret_on_the_field(tenancy, login):
+    response = login(tenancy.owner, "fr").post(
+        "/remember/",
+        {
+            "content": "The key is AKIAIOSFODNN7EXAMPLE for the bucket.",
+            "kind": "fact",
+            "scope": tenancy.team.public_id,
+        },
+    )
+    assert response.status_code == 422
+    assert not Memory.objects.filter(content__contains="AKIA").exists()
+    body = response.content.decode()
+    assert re.search(r'<ul class="errorlist"[^>]*><li>[^<]*AWS', body)
+
+
+def test_remember_errors_in_the_users_language(tenancy, login):
+    response = login(tenancy.owner, "ja").post(
+        "/remember/", {"content": "", "kind": "fact", "scope": tenancy.team.public_id}
+    )
+    assert response.status_code == 422
+    assert "この項目は必須です。" in response.content.decode()
+
+
+def test_the_scope_page_links_to_remember_with_the_scope_chosen(tenancy, login):
+    client = login(tenancy.writer)
+    scope_page = client.get(f"/scopes/{tenancy.team.public_id}/").content.decode()
+    assert f"/remember/?scope={tenancy.team.public_id}" in scope_page
+    form = client.get("/remember/", {"scope": tenancy.team.public_id}).content.decode()
+    assert f'<option value="{tenancy.team.public_id}" selected>' in form
+    reader_page = login(tenancy.reader).get(f"/scopes/{tenancy.team.public_id}/").content.decode()
+    assert "/remember/?scope=" not in reader_page
