@@ -188,6 +188,17 @@ class MemoryListView(APIView):
         return Response(result.as_dict(), status=code)
 
 
+class BatchItemOut(serializers.Serializer):
+    index = serializers.IntegerField()
+    status = serializers.IntegerField(help_text="201 created, 200 deduplicated, or the error's")
+    memory = RememberOut(required=False)
+    error = serializers.DictField(required=False, help_text='{"code", "message", "details"}')
+
+
+class BatchOut(serializers.Serializer):
+    results = BatchItemOut(many=True)
+
+
 class MemoryBatchView(APIView):
     @extend_schema_serializer(component_name="RememberBatchRequest")
     class Input(StrictSerializer):
@@ -200,6 +211,7 @@ class MemoryBatchView(APIView):
 
     @extend_schema(
         request=Input,
+        responses=BatchOut,
         summary="Remember up to 100 memories; each item is answered on its own",
     )
     def post(self, request):

@@ -88,3 +88,10 @@ def test_anonymous_gets_401(client, db, path):
     response = client.get(path)
     assert response.status_code == 401
     assert response.json()["error"]["code"] == "unauthorized"
+
+
+def test_schema_generates_without_warnings(tmp_path):
+    from django.core.management import call_command
+
+    call_command("spectacular", "--fail-on-warn", "--file", str(tmp_path / "schema.yaml"))
+    assert "/api/v1/memories/batch" in (tmp_path / "schema.yaml").read_text()
