@@ -27,6 +27,8 @@ from memories.models import EMBEDDING_DIMENSIONS
 WINDOW_TOKENS = 128
 WINDOW_OVERLAP_TOKENS = 32
 BATCH_SIZE = 64
+SMALL_BATCH = 8
+_CORES = os.cpu_count() or 1
 
 _lock = threading.Lock()
 
@@ -94,6 +96,7 @@ def get_model():
 
     with _lock:
         model = SentenceTransformer(model_name(), device="cpu")
+        model.eval()  # inference only: no dropout
     check_dimension(model.get_embedding_dimension())
     return model
 
@@ -105,16 +108,29 @@ def embed_texts(texts: list[str]) -> list[list[float]]:
     import torch
 
     model = get_model()
-    # One encode at a time: torch already uses every core, two would only fight.
-    with _lock, torch.autocast("cpu", dtype=torch.bfloat16, enabled=_bf16()):
-        vectors = model.encode(
-            texts,
-            batch_size=BATCH_SIZE,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
-    return [vector.tolist() for vector in vectors]
+    # One encode at a time: torch already uses every core, two would only fight. A few short
+    # texts run on one thread: spreading a tiny matrix over cores gains nothing, and when the
+    # other cores are busy (a web request beside a worker) the threads wait on each other.
+    threads = 1 if len(texts) < SMALL_BATCH else _CORES
+    # Sorted by length so each batch pads little; the model's own forward pass, without the
+    # per-call bookkeeping of SentenceTransformer.encode (it costs as much as a short text).
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    vectors: list[list[float]] = [[] for _ in texts]
+    with (
+        _lock,
+        torch.inference_mode(),
+        torch.autocast("cpu", dtype=torch.bfloat16, enabled=_bf16()),
+    ):
+        if torch.get_num_threads() != threads:
+            torch.set_num_threads(threads)
+        for start in range(0, len(order), BATCH_SIZE):
+            chunk = order[start : start + BATCH_SIZE]
+            features = model.tokenize([texts[i] for i in chunk])
+            output = model.forward(features)["sentence_embedding"].float()
+            output = torch.nn.functional.normalize(output, p=2, dim=1)
+            for i, vector in zip(chunk, output.tolist(), strict=True):
+                vectors[i] = vector
+    return vectors
 
 
 def embed_query(text: str) -> list[float]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from functools import partial
 
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
@@ -339,13 +340,22 @@ class ActivityLog(models.Model):
     latency_ms = models.FloatField(_("latency (ms)"))
     outcome = models.CharField(_("outcome"), max_length=8, choices=ActivityOutcome.choices)
     error_code = models.CharField(_("error code"), max_length=32, blank=True, default="")
+    # Memories this answer handed out whose recall_count has not been bumped yet. A scheduled
+    # task adds them up in batches: bumping counts inline made every recall a write to ten
+    # random memory rows (slow, and churn in their indexes), for a figure briefings read.
+    pending_recalls = ArrayField(models.BigIntegerField(), default=list, blank=True)
     created_at = models.DateTimeField(_("created"), default=timezone.now, db_index=True)
 
     class Meta:
         verbose_name = _("activity")
         verbose_name_plural = _("activity")
         ordering = ["-public_id"]
-        indexes = [models.Index(fields=["user", "-public_id"], name="activity_user_recent")]
+        indexes = [
+            models.Index(fields=["user", "-public_id"], name="activity_user_recent"),
+            models.Index(
+                fields=["id"], condition=~Q(pending_recalls=[]), name="activity_pending_recalls"
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.operation} by {self.user_id} ({self.outcome})"

@@ -7,7 +7,7 @@ import logging
 from django.conf import settings
 from django_q.tasks import async_task
 
-from memories import canonical
+from memories import activity, canonical
 
 logger = logging.getLogger(__name__)
 
@@ -43,6 +43,9 @@ def sweep_translations() -> int:
 
 def prune_activity() -> int:
     """Daily (a django-q2 schedule): drop activity rows older than the retention setting."""
-    from memories.activity import activity_prune
+    return activity.activity_prune()
 
-    return activity_prune()
+
+def fold_recall_counts() -> int:
+    """Every minute (a django-q2 schedule): add recent recalls to the memories' recall_count."""
+    return activity.fold_recall_counts()

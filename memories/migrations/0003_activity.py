@@ -1,3 +1,4 @@
+import django.contrib.postgres.fields
 import django.db.models.deletion
 import django.utils.timezone
 import functools
@@ -5,26 +6,41 @@ import zeromemory.ids
 from django.conf import settings
 from django.db import migrations, models
 
-PRUNE_SCHEDULE = "memories: prune activity log"
-PRUNE_TASK = "memories.tasks.prune_activity"
+# The activity log's schedules, by name (as in zeromemory/migrations/0002_schedules.py);
+# update_or_create keeps this idempotent and leaves an edited next run alone.
+SCHEDULES = [
+    {
+        # Drops rows older than ZM_ACTIVITY_RETENTION_DAYS.
+        "name": "prune-activity",
+        "func": "memories.tasks.prune_activity",
+        "schedule_type": "D",  # Schedule.DAILY
+        "repeats": -1,
+    },
+    {
+        # Adds the memories recalls handed out to their recall_count.
+        "name": "fold-recall-counts",
+        "func": "memories.tasks.fold_recall_counts",
+        "schedule_type": "I",  # Schedule.MINUTES
+        "minutes": 1,
+        "repeats": -1,
+    },
+]
 
 
-def schedule_pruning(apps, schema_editor):
-    """Prune the activity log once a day (django-q2 runs the schedule in its cluster)."""
+def schedule_tasks(apps, schema_editor):
     Schedule = apps.get_model("django_q", "Schedule")
-    Schedule.objects.update_or_create(
-        name=PRUNE_SCHEDULE,
-        defaults={
-            "func": PRUNE_TASK,
-            "schedule_type": "D",
-            "repeats": -1,
-            "next_run": django.utils.timezone.now(),
-        },
-    )
+    for spec in SCHEDULES:
+        defaults = {key: value for key, value in spec.items() if key != "name"}
+        Schedule.objects.update_or_create(
+            name=spec["name"],
+            defaults=defaults,
+            create_defaults={**defaults, "next_run": django.utils.timezone.now()},
+        )
 
 
-def unschedule_pruning(apps, schema_editor):
-    apps.get_model("django_q", "Schedule").objects.filter(name=PRUNE_SCHEDULE).delete()
+def unschedule_tasks(apps, schema_editor):
+    names = [spec["name"] for spec in SCHEDULES]
+    apps.get_model("django_q", "Schedule").objects.filter(name__in=names).delete()
 
 
 class Migration(migrations.Migration):
@@ -52,6 +68,7 @@ class Migration(migrations.Migration):
                 ('latency_ms', models.FloatField(verbose_name='latency (ms)')),
                 ('outcome', models.CharField(choices=[('hit', 'Hit'), ('empty', 'Empty'), ('error', 'Error')], max_length=8, verbose_name='outcome')),
                 ('error_code', models.CharField(blank=True, default='', max_length=32, verbose_name='error code')),
+                ('pending_recalls', django.contrib.postgres.fields.ArrayField(base_field=models.BigIntegerField(), blank=True, default=list, size=None)),
                 ('created_at', models.DateTimeField(db_index=True, default=django.utils.timezone.now, verbose_name='created')),
                 ('token', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='scopes.apitoken', verbose_name='token')),
                 ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL, verbose_name='user')),
@@ -60,8 +77,8 @@ class Migration(migrations.Migration):
                 'verbose_name': 'activity',
                 'verbose_name_plural': 'activity',
                 'ordering': ['-public_id'],
-                'indexes': [models.Index(fields=['user', '-public_id'], name='activity_user_recent')],
+                'indexes': [models.Index(fields=['user', '-public_id'], name='activity_user_recent'), models.Index(condition=models.Q(('pending_recalls', []), _negated=True), fields=['id'], name='activity_pending_recalls')],
             },
         ),
-        migrations.RunPython(schedule_pruning, unschedule_pruning),
+        migrations.RunPython(schedule_tasks, unschedule_tasks),
     ]

@@ -12,6 +12,7 @@ from django_q.models import Schedule
 
 from memories import tasks
 from memories.activity import activity_prune
+from memories.context import briefing
 from memories.models import ActivityLog, Memory
 from memories.search import recall
 from memories.services.remember import RememberInput, memory_remember_many
@@ -242,14 +243,37 @@ def test_pruning_drops_rows_older_than_the_retention(tenancy):
     assert activity_prune(now=now + timedelta(days=2)) == 1
 
 
-def test_pruning_is_scheduled_daily(db):
-    schedule = Schedule.objects.get(func="memories.tasks.prune_activity")
-    assert schedule.schedule_type == Schedule.DAILY and schedule.repeats == -1
+def test_pruning_and_folding_are_scheduled(db):
+    prune = Schedule.objects.get(func="memories.tasks.prune_activity")
+    assert prune.schedule_type == Schedule.DAILY and prune.repeats == -1
+    fold = Schedule.objects.get(func="memories.tasks.fold_recall_counts")
+    assert (fold.schedule_type, fold.minutes, fold.repeats) == (Schedule.MINUTES, 1, -1)
 
 
-def test_recall_logging_keeps_memories_untouched_except_their_count(tenancy, seeded):
-    before = {m.pk: (m.updated_at, m.content) for m in Memory.objects.all()}
+def test_recall_leaves_memories_alone_and_the_fold_counts_each_recall_once(tenancy, seeded):
+    actor = Actor(user=tenancy.owner)
+    before = {m.pk: (m.updated_at, m.content, m.recall_count) for m in Memory.objects.all()}
+    recall(actor=actor, query="deploy config")
+    recall(actor=actor, query="deploy config", k=1)
+    briefing(actor=actor)  # a briefing does not count as recalling
+    after = {m.pk: (m.updated_at, m.content, m.recall_count) for m in Memory.objects.all()}
+    assert after == before  # the read path wrote only its activity rows
+    pending = ActivityLog.objects.exclude(pending_recalls=[])
+    assert pending.count() == 2
+    assert tasks.fold_recall_counts() == 2
+    assert tasks.fold_recall_counts() == 0
+    counts = sorted(Memory.objects.values_list("recall_count", flat=True))
+    assert counts == [1, 2]
+    assert not ActivityLog.objects.exclude(pending_recalls=[]).exists()
+    for memory in Memory.objects.all():  # counting never touches anything else
+        assert (memory.updated_at, memory.content) == before[memory.pk][:2]
+
+
+@override_settings(ACTIVITY_RETENTION_DAYS=30)
+def test_pruning_keeps_rows_whose_recalls_are_not_counted_yet(tenancy, seeded):
     recall(actor=Actor(user=tenancy.owner), query="deploy config")
-    after = {m.pk: (m.updated_at, m.content) for m in Memory.objects.all()}
-    assert after == before
-    assert set(Memory.objects.values_list("recall_count", flat=True)) == {1}
+    ActivityLog.objects.update(created_at=timezone.now() - timedelta(days=40))
+    assert activity_prune() == 1  # the fixture's remember row
+    assert ActivityLog.objects.get().operation == "recall"
+    tasks.fold_recall_counts()
+    assert activity_prune() == 1

@@ -7,6 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from memories import tasks
 from memories.context import briefing, build_context, count_tokens
 from memories.models import Memory
 from memories.services.remember import RememberInput, memory_remember_many
@@ -159,10 +160,12 @@ def test_build_context_counts_relevant_rows_as_recalled_and_briefing_counts_noth
     result = build_context(actor=owner, topic="billing run", max_tokens=2000)
     relevant = set(row_ids(result, "relevant"))
     others = set(row_ids(result, "recent") + row_ids(result, "open_loops"))
+    tasks.fold_recall_counts()
     counts = dict(Memory.objects.values_list("public_id", "recall_count"))
     assert relevant and all(counts[i] == 1 for i in relevant)
     assert all(counts[i] == 0 for i in others)
     briefing(actor=owner, max_tokens=2000)
+    tasks.fold_recall_counts()
     assert dict(Memory.objects.values_list("public_id", "recall_count")) == counts
 
 

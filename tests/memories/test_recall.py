@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from django.utils import timezone
 
-from memories import search
+from memories import search, tasks
 from memories.embeddings import embed_query
 from memories.models import Memory
 from memories.search import recall
@@ -289,6 +289,9 @@ def test_recall_counts_go_up_for_returned_memories_only(tenancy, owner, team):
     )
     recall(actor=owner, query="config/flags.yaml", k=1)
     recall(actor=owner, query="config/flags.yaml", k=1)
+    # Counted by the scheduled fold, not on the read path.
+    assert set(Memory.objects.values_list("recall_count", flat=True)) == {0}
+    assert tasks.fold_recall_counts() == 2
     counts = dict(Memory.objects.values_list("public_id", "recall_count"))
     assert counts == {hit.public_id: 2, miss.public_id: 0}
 
