@@ -125,7 +125,7 @@ def embed_texts(texts: list[str]) -> list[list[float]]:
             torch.set_num_threads(threads)
         for start in range(0, len(order), BATCH_SIZE):
             chunk = order[start : start + BATCH_SIZE]
-            features = model.tokenize([texts[i] for i in chunk])
+            features = model.preprocess([texts[i] for i in chunk])
             output = model.forward(features)["sentence_embedding"].float()
             output = torch.nn.functional.normalize(output, p=2, dim=1)
             for i, vector in zip(chunk, output.tolist(), strict=True):
