@@ -274,7 +274,12 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
-    "loggers": {"django.db.backends": {"level": "WARNING"}, "pgserver": {"level": "WARNING"}},
+    "loggers": {
+        "django.db.backends": {"level": "WARNING"},
+        "pgserver": {"level": "WARNING"},
+        # The MCP SDK logs every session opened and closed.
+        "mcp": {"level": "WARNING"},
+    },
 }
 
 if not DEBUG and not TESTING:
