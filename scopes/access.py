@@ -74,6 +74,16 @@ def role_in(actor: Actor, scope: Scope) -> Role | None:
     return Role(role) if role is not None else None
 
 
+def roles_in(actor: Actor, scopes: list[Scope]) -> dict[int, Role]:
+    """The actor's role in each of these scopes (already obtained through this module)."""
+    return {
+        scope_id: Role(role)
+        for scope_id, role in Membership.objects.filter(
+            user=actor.user, scope__in=scopes
+        ).values_list("scope_id", "role")
+    }
+
+
 def readable_scope(actor: Actor, public_id: str) -> Scope:
     scope = readable_scopes(actor).filter(public_id=public_id).first()
     if scope is None:

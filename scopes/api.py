@@ -34,9 +34,7 @@ class ScopeOut(serializers.Serializer):
 
 
 def _scope_out(actor: access.Actor, scopes: list[Scope]) -> ScopeOut:
-    roles = dict(
-        Membership.objects.filter(user=actor.user, scope__in=scopes).values_list("scope_id", "role")
-    )
+    roles = access.roles_in(actor, scopes)
     return ScopeOut(scopes, many=True, context={"roles": roles})
 
 

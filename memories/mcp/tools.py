@@ -25,7 +25,7 @@ from memories.services import lifecycle
 from memories.services.remember import RememberInput, memory_remember
 from scopes import access
 from scopes.access import Actor
-from scopes.models import Membership, Role
+from scopes.models import Role
 
 SERVER_NAME = "zero-memory"
 SERVER_VERSION = "0.1.0"
@@ -197,11 +197,7 @@ async def restore(ctx: Context, memory_id: MemoryId) -> Annotated[CallToolResult
 async def list_scopes(ctx: Context) -> Annotated[CallToolResult, ScopesOut]:
     def work(actor: Actor) -> dict[str, Any]:
         scopes = list(access.readable_scopes(actor).select_related("owner").order_by("id"))
-        roles = dict(
-            Membership.objects.filter(user=actor.user, scope__in=scopes).values_list(
-                "scope_id", "role"
-            )
-        )
+        roles = access.roles_in(actor, scopes)
         writable = set(access.writable_scopes(actor).values_list("id", flat=True))
         return {
             "scopes": [
