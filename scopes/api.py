@@ -84,14 +84,10 @@ class ScopeListView(APIView):
     @extend_schema(request=Input, responses={201: ScopeOut}, summary="Create a team or project")
     def post(self, request):
         actor = actor_for(request)
-        data = self._validated(request)
-        scope = services.scope_create(actor=actor, **data)
-        return Response(_scope_out(actor, [scope]).data[0], status=status.HTTP_201_CREATED)
-
-    def _validated(self, request) -> dict:
         serializer = self.Input(data=request.data)
         serializer.is_valid(raise_exception=True)
-        return serializer.validated_data
+        scope = services.scope_create(actor=actor, **serializer.validated_data)
+        return Response(_scope_out(actor, [scope]).data[0], status=status.HTTP_201_CREATED)
 
 
 class ScopeDetailView(APIView):
