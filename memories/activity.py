@@ -22,11 +22,12 @@ from typing import Any
 
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 from psycopg.pq import TransactionStatus
 
 from memories.models import ActivityLog, ActivityOperation, ActivityOutcome
+from scopes import access
 from scopes.access import Actor
 from zeromemory.errors import DomainError
 
@@ -168,8 +169,15 @@ class ActivityFilters:
 def activity_list(
     *, actor: Actor, filters: ActivityFilters, cursor: str | None = None, limit: int = 50
 ) -> tuple[list[ActivityLog], str | None]:
-    """The actor's own rows, newest first; `cursor` is the last id of the previous page."""
+    """The actor's own rows, newest first; `cursor` is the last id of the previous page.
+
+    A token restricted to scopes sees its own rows and the rows that named only scopes it may
+    read; a row over "every readable scope" (an empty list) may hold memories of any scope.
+    """
     rows: QuerySet[ActivityLog] = ActivityLog.objects.filter(user=actor.user)
+    allowed = access.restricted_scope_ids(actor)
+    if allowed is not None:
+        rows = rows.filter(Q(token=actor.token) | (Q(scopes__contained_by=allowed) & ~Q(scopes=[])))
     if filters.operation:
         rows = rows.filter(operation=filters.operation)
     if filters.surface:

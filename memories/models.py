@@ -266,10 +266,17 @@ class MemoryVersion(models.Model):
 
 
 class IdempotencyRecord(models.Model):
-    """The first answer to a write sent with an idempotency key, replayed on retries."""
+    """The first answer to a write sent with an idempotency key, replayed on retries.
+
+    A replay answers only a memory the caller may read now; when it cannot (a token restricted
+    to other scopes, a member removed since), the key counts as unknown and this record is
+    replaced by the answer to the new write.
+    """
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     key = models.CharField(max_length=200)
+    # sha256 of the request the key first answered; the same key with another request conflicts.
+    fingerprint = models.CharField(max_length=64, blank=True, default="")
     status = models.PositiveSmallIntegerField()
     answer = models.JSONField()
     created_at = models.DateTimeField(default=timezone.now)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 
-from scopes.access import Actor
+from scopes.access import Actor, require_account_access
 from scopes.models import ApiToken, Membership, Scope
 from zeromemory.errors import NotFound
 
@@ -15,6 +15,7 @@ def scope_members(*, scope: Scope) -> QuerySet[Membership]:
 
 
 def own_tokens(*, actor: Actor) -> QuerySet[ApiToken]:
+    require_account_access(actor)
     return ApiToken.objects.filter(user=actor.user).prefetch_related("restricted_scopes")
 
 

@@ -12,9 +12,8 @@ is idle for its duration, and nothing else of the server is changed.
 
 from __future__ import annotations
 
-from typing import Any
-
 from contextlib import ExitStack
+from typing import Any
 from unittest import mock
 
 from asgiref.sync import async_to_sync

@@ -14,8 +14,25 @@ class BodyError(ParseError):
     """A body the API cannot read; answered as validation_failed on the field `body`."""
 
 
+# No request of this API nests deeper than a few levels; deeper bodies are refused before any
+# code walks them (Python's own recursion limit would answer a 500).
+MAX_DEPTH = 32
+
+
 def _reject_constant(name: str) -> None:
     raise ValueError(_("%(name)s is not valid JSON.") % {"name": name})
+
+
+def _too_deep(value: object) -> bool:
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth > MAX_DEPTH:
+                return True
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 class StrictJSONParser(JSONParser):
@@ -34,7 +51,13 @@ class StrictJSONParser(JSONParser):
             raise BodyError(
                 _("The body is not valid UTF-8 (byte %(pos)d).") % {"pos": exc.start}
             ) from None
+        deep = _("The body nests deeper than %(n)d levels.") % {"n": MAX_DEPTH}
         try:
-            return json.loads(text, parse_constant=_reject_constant)
+            data = json.loads(text, parse_constant=_reject_constant)
+        except RecursionError:
+            raise BodyError(deep) from None
         except ValueError as exc:
             raise BodyError(_("Malformed JSON: %(err)s") % {"err": exc}) from None
+        if _too_deep(data):
+            raise BodyError(deep)
+        return data
