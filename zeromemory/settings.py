@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import secrets
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -85,6 +86,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_htmx",
     "django_q",
+    "axes",
     "zeromemory",
     "scopes",
     "memories",
@@ -102,6 +104,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, as django-axes asks: it answers a locked-out sign-in.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "zeromemory.urls"
@@ -149,6 +153,29 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 if TESTING:
     PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+# Sign-in throttling (django-axes): after ZM_LOGIN_FAILURE_LIMIT wrong passwords for one
+# username, or from one address, that username or address is locked out for
+# ZM_LOGIN_LOCKOUT_MINUTES; a success resets the count, and staff unlock at once in the admin
+# (Axes › Access attempts: delete the rows). Behind N reverse proxies set ZM_PROXY_COUNT=N so the
+# client's address is read from X-Forwarded-For; otherwise that header is ignored (it is spoofable).
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("ZM_LOGIN_FAILURE_LIMIT", 5, minimum=1)
+LOGIN_LOCKOUT_MINUTES = env_int("ZM_LOGIN_LOCKOUT_MINUTES", 15, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=LOGIN_LOCKOUT_MINUTES)
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "dashboard.views.account.locked_out"
+AXES_VERBOSE = False
+PROXY_COUNT = env_int("ZM_PROXY_COUNT", 0)
+AXES_IPWARE_PROXY_COUNT = PROXY_COUNT or None
+AXES_IPWARE_PROXY_ORDER = "right-most"
+AXES_IPWARE_META_PRECEDENCE_ORDER = (
+    ("HTTP_X_FORWARDED_FOR", "REMOTE_ADDR") if PROXY_COUNT else ("REMOTE_ADDR",)
+)
 
 LOGIN_URL = "dashboard:login"
 LOGIN_REDIRECT_URL = "dashboard:home"
