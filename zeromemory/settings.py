@@ -214,7 +214,14 @@ WHITENOISE_AUTOREFRESH = DEBUG
 MAX_BODY_BYTES = env_int("ZM_MAX_BODY_BYTES", 1_048_576, minimum=1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_BODY_BYTES
 
+# Calls per user per window (N/s, N/min, N/hour, N/day), counted in the database so the limit
+# holds across every web process; empty turns it off.
 API_RATE = env_str("ZM_API_RATE", "6000/min")
+_rate_count, _, _rate_period = API_RATE.partition("/")
+if API_RATE and not (_rate_count.isdigit() and _rate_period[:1] in ("s", "m", "h", "d")):
+    raise ValueError(
+        f"ZM_API_RATE must look like 600/min (N/s, N/min, N/hour, N/day), not {API_RATE!r}"
+    )
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -225,7 +232,6 @@ REST_FRAMEWORK = {
     "DEFAULT_PARSER_CLASSES": ["zeromemory.api.parsers.StrictJSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_THROTTLE_CLASSES": ["zeromemory.api.throttling.ActorRateThrottle"],
-    "DEFAULT_THROTTLE_RATES": {"actor": API_RATE or None},
     "EXCEPTION_HANDLER": "zeromemory.api.errors.exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
