@@ -82,13 +82,6 @@ def administrable_scopes(actor: Actor) -> QuerySet[Scope]:
     return _scopes_with_role(actor, Role.ADMIN)
 
 
-def restricted_scope_ids(actor: Actor) -> list[str] | None:
-    """The public ids a scope-restricted token may touch and still read; None when unrestricted."""
-    if not actor.scope_restricted:
-        return None
-    return list(readable_scopes(actor).values_list("public_id", flat=True))
-
-
 def role_in(actor: Actor, scope: Scope) -> Role | None:
     """The actor's role in a scope it can read, or None."""
     role = (

@@ -312,6 +312,8 @@ LOGGING = {
         "pgserver": {"level": "WARNING"},
         # The MCP SDK logs every session opened and closed.
         "mcp": {"level": "WARNING"},
+        # django-axes logs every sign-in; lockouts are in the admin.
+        "axes": {"level": "WARNING"},
     },
 }
 
