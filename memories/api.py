@@ -19,6 +19,7 @@ from memories.services.remember import (
 from zeromemory.api.errors import error_body, exception_handler
 from zeromemory.api.serializers import StrictBooleanField, StrictCharField, StrictSerializer
 from zeromemory.api.views import actor_for
+from zeromemory.errors import NotFound
 
 BATCH_LIMIT = 100
 
@@ -303,8 +304,11 @@ class SupersedeView(APIView):
         memory = selectors.memory_for_write(actor=actor, public_id=memory_id)
         serializer = self.Input(data=request.data)
         serializer.is_valid(raise_exception=True)
-        replacement = selectors.memory_for_read(
-            actor=actor, public_id=serializer.validated_data["by"]
-        )
+        try:
+            replacement = selectors.memory_for_read(
+                actor=actor, public_id=serializer.validated_data["by"]
+            )
+        except NotFound as exc:
+            raise exc.naming("by") from None
         memory = lifecycle.memory_supersede(actor=actor, memory=memory, by=replacement)
         return Response(_detail(memory))

@@ -136,7 +136,7 @@ def select_scopes(*, actor: Actor, scopes: Sequence[str] | None) -> ScopeSelecti
             try:
                 access.readable_scope(actor, public_id)  # the access module's own 404
             except NotFound as exc:
-                raise NotFound(exc.message, details={"scopes": [exc.message]}) from None
+                raise exc.naming("scopes") from None
     ids = [found[public_id] for public_id in requested]
     return ScopeSelection(
         sql="SELECT unnest(%s::bigint[]) AS id", params=(ids,), requested=requested

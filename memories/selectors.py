@@ -54,7 +54,10 @@ def memory_list(
     """Newest first; `cursor` is the last id of the previous page. Returns (page, next cursor)."""
     memories = readable_memories(actor)
     if filters.scope:
-        memories = memories.filter(scope=access.readable_scope(actor, filters.scope))
+        try:
+            memories = memories.filter(scope=access.readable_scope(actor, filters.scope))
+        except NotFound as exc:
+            raise exc.naming("scope") from None
     if filters.kind:
         memories = memories.filter(kind_id=filters.kind)
     if filters.translation_status:

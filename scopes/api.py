@@ -12,6 +12,7 @@ from scopes import access, selectors, services
 from scopes.models import ApiToken, Membership, Role, Scope, ScopeKind
 from zeromemory.api.serializers import StrictBooleanField, StrictCharField, StrictSerializer
 from zeromemory.api.views import actor_for
+from zeromemory.errors import NotFound
 
 ROLE_NAMES = [role.slug for role in Role]
 
@@ -239,7 +240,10 @@ class TokenListView(APIView):
         scope_ids = data.get("scopes")
         scopes = None
         if scope_ids is not None:
-            scopes = [access.readable_scope(actor, scope_id) for scope_id in scope_ids]
+            try:
+                scopes = [access.readable_scope(actor, scope_id) for scope_id in scope_ids]
+            except NotFound as exc:
+                raise exc.naming("scopes") from None
         issued = services.token_create(
             actor=actor,
             name=data["name"],

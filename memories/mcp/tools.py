@@ -26,6 +26,7 @@ from memories.services.remember import RememberInput, memory_remember
 from scopes import access
 from scopes.access import Actor
 from scopes.models import Role
+from zeromemory.errors import NotFound
 
 SERVER_NAME = "zero-memory"
 SERVER_VERSION = "0.1.0"
@@ -50,6 +51,13 @@ MaxTokens = Annotated[
 MemoryId = Annotated[
     str, Field(max_length=40, description="A memory id from remember, recall or build_context.")
 ]
+
+
+def _memory_to_change(actor: Actor, memory_id: str) -> Memory:
+    try:
+        return selectors.memory_for_write(actor=actor, public_id=memory_id)
+    except NotFound as exc:
+        raise exc.naming("memory_id") from None
 
 
 def _iso(value: Any) -> str | None:
@@ -180,7 +188,7 @@ async def forget(
     reason: Annotated[str, Field(max_length=1000, description="Why, in English.")],
 ) -> Annotated[CallToolResult, MemoryStateOut]:
     def work(actor: Actor) -> dict[str, Any]:
-        memory = selectors.memory_for_write(actor=actor, public_id=memory_id)
+        memory = _memory_to_change(actor, memory_id)
         return _memory_answer(lifecycle.memory_forget(actor=actor, memory=memory, reason=reason))
 
     return await run_tool(ctx, work)
@@ -188,7 +196,7 @@ async def forget(
 
 async def restore(ctx: Context, memory_id: MemoryId) -> Annotated[CallToolResult, MemoryStateOut]:
     def work(actor: Actor) -> dict[str, Any]:
-        memory = selectors.memory_for_write(actor=actor, public_id=memory_id)
+        memory = _memory_to_change(actor, memory_id)
         return _memory_answer(lifecycle.memory_restore(actor=actor, memory=memory))
 
     return await run_tool(ctx, work)

@@ -325,7 +325,7 @@ def _scope_for(actor: Actor, request: RememberInput, cache: dict) -> Scope:
                 else _personal_scope(actor)
             )
         except DomainError as exc:
-            cache[key] = exc
+            cache[key] = exc.naming("scope") if request.scope else exc
     found = cache[key]
     if isinstance(found, DomainError):
         raise found

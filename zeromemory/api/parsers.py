@@ -6,7 +6,7 @@ import json
 
 from django.conf import settings
 from django.utils.translation import gettext as _
-from rest_framework.exceptions import ParseError
+from rest_framework.exceptions import ParseError, ValidationError
 from rest_framework.parsers import JSONParser
 
 
@@ -23,16 +23,26 @@ def _reject_constant(name: str) -> None:
     raise ValueError(_("%(name)s is not valid JSON.") % {"name": name})
 
 
-def _too_deep(value: object) -> bool:
-    stack = [(value, 1)]
+def _problem(data: object) -> tuple[str, str] | None:
+    """(field, message) for a body nested too deep or holding text that is not Unicode."""
+    stack = [(data, 1, "body")]
     while stack:
-        item, depth = stack.pop()
+        item, depth, field = stack.pop()
         if isinstance(item, dict | list):
             if depth > MAX_DEPTH:
-                return True
-            children = item.values() if isinstance(item, dict) else item
-            stack.extend((child, depth + 1) for child in children)
-    return False
+                return "body", _("The body nests deeper than %(n)d levels.") % {"n": MAX_DEPTH}
+            if isinstance(item, dict):
+                stack.extend(
+                    (value, depth + 1, key if depth == 1 else field) for key, value in item.items()
+                )
+            else:
+                stack.extend((value, depth + 1, field) for value in item)
+        elif isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return field, _("Not valid Unicode text (a lone surrogate).")
+    return None
 
 
 class StrictJSONParser(JSONParser):
@@ -58,6 +68,10 @@ class StrictJSONParser(JSONParser):
             raise BodyError(deep) from None
         except ValueError as exc:
             raise BodyError(_("Malformed JSON: %(err)s") % {"err": exc}) from None
-        if _too_deep(data):
-            raise BodyError(deep)
+        problem = _problem(data)
+        if problem is not None:
+            field, message = problem
+            if field == "body":
+                raise BodyError(message)
+            raise ValidationError({field: [message]})
         return data
