@@ -562,3 +562,29 @@ def test_stdio_without_a_token_says_how_to_give_one(tenancy):
     )
     assert done.returncode != 0 and done.stdout == ""
     assert "ZM_TOKEN" in done.stderr and "--token-file" in done.stderr
+
+
+def test_malformed_bodies_over_http_never_answer_5xx(server, tenancy):
+    """What the SDK parses itself (the JSON-RPC envelope) holds against hostile bodies too."""
+    headers = {
+        "Authorization": f"Bearer {make_token(tenancy.owner)}",
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+    }
+    call = (
+        b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", '
+        b'"params": {"name": "recall", "arguments": {"query": %s}}}'
+    )
+    bodies = {
+        "deep": b"[" * 100_000 + b"]" * 100_000,
+        "deep arguments": call % (b"[" * 50_000 + b"]" * 50_000),
+        "lone surrogate": call % b'"\\ud800"',
+        "nul": call % b'"a\\u0000b"',
+        "not utf-8": call % b'"\xff\xfe"',
+        "huge number": call % (b"1" * 5000),
+        "not json": b"{",
+    }
+    for label, body in bodies.items():
+        response = httpx2.post(f"{server}/mcp", content=body, headers=headers, timeout=30)
+        assert response.status_code < 500, (label, response.status_code, response.text[:300])
+        assert "internal" not in response.text, (label, response.text[:300])
