@@ -756,3 +756,20 @@ def test_a_worker_killed_mid_translation_loses_nothing(
     [row] = Provenance.objects.filter(memory=memory)
     assert (row.verbatim, row.created_by, row.absorbed) == (VERBATIM, tenancy.owner, False)
     assert len(fake_anthropic.requests) == 2
+
+
+@pytest.mark.parametrize("code", [400, 401, 403, 404])
+def test_a_refusal_that_cannot_change_fails_at_once(
+    code, tenancy, owner, fake_anthropic, settings, sync_tasks, django_capture_on_commit_callbacks
+):
+    """A bad key or a refused request is not retried by backoff: the admin's retry brings it
+    back once the cause is fixed."""
+    settings.TRANSLATION_MAX_ATTEMPTS = 6
+    fake_anthropic.script(status(code))
+    memory = write(owner, GERMAN, tenancy.team, django_capture_on_commit_callbacks)
+    memory.refresh_from_db()
+    assert (memory.translation_status, memory.translation_attempts) == ("failed", 1)
+    assert str(code) in memory.translation_error and memory.translation_next_at is None
+    make_due(memory)
+    assert tasks.sweep_translations() == 0
+    assert len(fake_anthropic.requests) == 1
