@@ -2,7 +2,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 from django.views.i18n import set_language
 
-import zeromemory.converters  # noqa: F401 - registers the id and username converters
+import zeromemory.core.converters  # noqa: F401 - registers the id and username converters
 from dashboard.views import account, activity, memories, scopes, tokens
 
 app_name = "dashboard"

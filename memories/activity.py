@@ -28,8 +28,8 @@ from psycopg.pq import TransactionStatus
 
 from memories.models import ActivityLog, ActivityOperation, ActivityOutcome, Memory
 from scopes import access
-from scopes.access import Actor
-from zeromemory.errors import DomainError
+from zeromemory.core.actor import Actor
+from zeromemory.core.errors import DomainError
 
 logger = logging.getLogger(__name__)
 

@@ -17,8 +17,8 @@ from modeltranslation.admin import TranslationAdmin
 from memories import canonical, tasks
 from memories.models import Memory, MemoryKind, MemoryVersion, Provenance, TranslationStatus
 from memories.services.lifecycle import memory_edit
-from scopes.access import Actor
-from zeromemory.errors import DomainError
+from zeromemory.core.actor import Actor
+from zeromemory.core.errors import DomainError
 
 
 @admin.register(MemoryKind)

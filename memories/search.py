@@ -48,8 +48,8 @@ from memories.activity import elapsed_ms, log_activity, log_failure
 from memories.kinds import kind_for_slug
 from memories.models import ActivityOperation
 from scopes import access
-from scopes.access import Actor
-from zeromemory.errors import NotFound, ValidationFailed
+from zeromemory.core.actor import Actor
+from zeromemory.core.errors import NotFound, ValidationFailed
 
 MAX_K = 50
 DEFAULT_K = 10

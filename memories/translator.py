@@ -21,7 +21,7 @@ import anthropic
 from django.conf import settings
 
 from memories.protected import protected_spans
-from zeromemory.llm import anthropic_client
+from zeromemory.core.llm import anthropic_client
 
 __all__ = ["TOOL_NAME", "TranslationFailed", "translate_to_english"]
 

@@ -22,35 +22,12 @@ What each kind of actor may do:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
-
 from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 
 from scopes.models import ApiToken, Membership, Role, Scope
-from zeromemory.errors import Forbidden, NotFound
-
-if TYPE_CHECKING:
-    from django.contrib.auth.models import AbstractBaseUser
-
-
-@dataclass(frozen=True)
-class Actor:
-    """Who is acting: a user, the token they used (if any), and through which surface."""
-
-    user: AbstractBaseUser
-    token: ApiToken | None = None
-    surface: str = "api"
-    client_name: str = field(default="")
-
-    @property
-    def read_only(self) -> bool:
-        return self.token is not None and self.token.read_only
-
-    @property
-    def scope_restricted(self) -> bool:
-        return self.token is not None and self.token.scope_restricted
+from zeromemory.core.actor import Actor
+from zeromemory.core.errors import Forbidden, NotFound
 
 
 def _scopes_with_role(actor: Actor, minimum: Role) -> QuerySet[Scope]:

@@ -23,7 +23,7 @@ from scopes.access import (
     require_write_access,
 )
 from scopes.models import ApiToken, Membership, Role, Scope, ScopeKind, slug_validator
-from zeromemory.errors import Conflict, NotFound, ValidationFailed
+from zeromemory.core.errors import Conflict, NotFound, ValidationFailed
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser

@@ -229,10 +229,10 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_PARSER_CLASSES": ["zeromemory.api.parsers.StrictJSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["zeromemory.core.parsers.StrictJSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_THROTTLE_CLASSES": ["zeromemory.api.throttling.ActorRateThrottle"],
-    "EXCEPTION_HANDLER": "zeromemory.api.errors.exception_handler",
+    "DEFAULT_THROTTLE_CLASSES": ["zeromemory.core.throttling.ActorRateThrottle"],
+    "EXCEPTION_HANDLER": "zeromemory.core.envelope.exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
 }

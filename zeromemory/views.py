@@ -8,7 +8,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.defaults import page_not_found, server_error
 
-from zeromemory.api.errors import json_error
+from zeromemory.core.envelope import json_error
 
 
 @never_cache

@@ -30,7 +30,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from scopes.authentication import token_for_secret
 from scopes.models import ApiToken
-from zeromemory.errors import DomainError
+from zeromemory.core.errors import DomainError
 
 TokenSource = Callable[[], ApiToken | None]
 

@@ -33,10 +33,9 @@ from pydantic import ValidationError
 
 from memories.mcp import contract
 from memories.mcp.auth import RateLimited, Unauthorized, current_credential
-from memories.models import ActivitySurface
-from scopes.access import Actor
-from zeromemory.api.throttling import ActorRateThrottle
-from zeromemory.errors import DomainError
+from zeromemory.core.actor import Actor, Surface
+from zeromemory.core.errors import DomainError
+from zeromemory.core.throttling import ActorRateThrottle
 
 logger = logging.getLogger(__name__)
 
@@ -88,7 +87,7 @@ def _call_as_actor(
         token = source() if source is not None else None
         if token is None:
             raise Unauthorized("The token is not valid: unknown, revoked or expired.")
-        actor = Actor(user=token.user, token=token, surface=ActivitySurface.MCP, client_name=client)
+        actor = Actor(user=token.user, token=token, surface=Surface.MCP, client_name=client)
         _throttle(actor)
         return work(actor)
     finally:

@@ -16,7 +16,6 @@ from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from memories import context, search, selectors
-from memories.api import memory_state
 from memories.mcp import contract
 from memories.mcp.schemas import ContextOut, MemoryStateOut, RecallOut, RememberOut, ScopesOut
 from memories.mcp.server import ZeroMemoryServer, run_tool
@@ -24,9 +23,9 @@ from memories.models import Memory, SourceKind, TranslationStatus
 from memories.services import lifecycle
 from memories.services.remember import RememberInput, memory_remember
 from scopes import access
-from scopes.access import Actor
 from scopes.models import Role
-from zeromemory.errors import NotFound
+from zeromemory.core.actor import Actor
+from zeromemory.core.errors import NotFound
 
 SERVER_NAME = "zero-memory"
 SERVER_VERSION = "0.1.0"
@@ -70,7 +69,7 @@ def _memory_answer(memory: Memory) -> dict[str, Any]:
         "scope": memory.scope.public_id,
         "kind": memory.kind_id,
         "content": memory.content,
-        "state": memory_state(memory),
+        "state": memory.state,
         "forgotten_at": _iso(memory.forgotten_at),
         "forgotten_reason": memory.forgotten_reason,
         "restored_at": _iso(memory.restored_at),

@@ -16,8 +16,8 @@ from memories.language import detect_language
 from memories.models import Memory, MemoryVersion, TranslationStatus
 from memories.services.common import content_hash, save_windows
 from memories.tasks import enqueue_canonicalization
-from scopes.access import Actor
-from zeromemory.errors import Conflict, ValidationFailed
+from zeromemory.core.actor import Actor
+from zeromemory.core.errors import Conflict, ValidationFailed
 
 
 def _locked(memory: Memory) -> Memory:

@@ -38,9 +38,9 @@ from memories.models import (
 from memories.services.common import content_hash, save_windows
 from memories.tasks import enqueue_canonicalization
 from scopes import access
-from scopes.access import Actor
 from scopes.models import Scope, ScopeKind
-from zeromemory.errors import Conflict, DomainError, ValidationFailed
+from zeromemory.core.actor import Actor
+from zeromemory.core.errors import Conflict, DomainError, ValidationFailed
 
 
 @dataclass(frozen=True)

@@ -32,11 +32,11 @@ from mcp_types import CallToolResult, Implementation
 from memories.mcp.contract import DESCRIPTIONS
 from memories.models import ActivityLog, Memory, Provenance
 from memories.services.remember import RememberInput, memory_remember
-from scopes.access import Actor
 from scopes.models import ScopeKind
 from scopes.services import token_create, token_revoke
 from tests.factories import make_token
 from tests.helpers import child_env
+from zeromemory.core.actor import Actor
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -12,10 +12,10 @@ from rest_framework.test import APIClient
 from memories import search
 from memories.services.lifecycle import memory_forget
 from memories.services.remember import RememberInput, memory_remember
-from scopes.access import Actor
 from scopes.models import Role, Scope
 from scopes.services import membership_remove, token_create, token_revoke
 from tests.factories import UserFactory, add_member, make_scope
+from zeromemory.core.actor import Actor
 
 # The team's own words: no answer to a caller outside the team may contain them.
 MARKER = "heliotrope-4417"

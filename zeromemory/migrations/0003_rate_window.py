@@ -1,6 +1,6 @@
 from django.db import migrations
 
-# Counters of the API rate limit (zeromemory.api.throttling): one row per user.
+# Counters of the API rate limit (zeromemory.core.throttling): one row per user.
 CREATE = """
 CREATE UNLOGGED TABLE IF NOT EXISTS zm_rate_window (
     key text PRIMARY KEY,
