@@ -14,7 +14,8 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 from modeltranslation.admin import TranslationAdmin
 
-from memories import canonical, tasks
+from memories.canonical import service as canonical
+from memories.canonical import tasks
 from memories.models import Memory, MemoryKind, MemoryVersion, Provenance, TranslationStatus
 from memories.services.lifecycle import memory_edit
 from zeromemory.core.actor import Actor

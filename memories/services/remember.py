@@ -21,11 +21,12 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from memories.activity import logs_remember
-from memories.canonical import new_claim
+from memories.canonical.language import detect_language
+from memories.canonical.service import new_claim
+from memories.canonical.tasks import enqueue_canonicalization
 from memories.embeddings import Embedded, embed_contents
 from memories.guard import refuse_secrets
 from memories.kinds import kind_for_slug
-from memories.language import detect_language
 from memories.models import (
     AuthorKind,
     IdempotencyRecord,
@@ -36,7 +37,6 @@ from memories.models import (
     TranslationStatus,
 )
 from memories.services.common import content_hash, save_windows
-from memories.tasks import enqueue_canonicalization
 from scopes import access
 from scopes.models import Scope, ScopeKind
 from zeromemory.core.actor import Actor

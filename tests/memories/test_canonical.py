@@ -29,7 +29,8 @@ from django.utils import timezone
 from django_q.conf import Conf
 from django_q.models import OrmQ, Schedule
 
-from memories import canonical, tasks
+from memories.canonical import service as canonical
+from memories.canonical import tasks
 from memories.embeddings import embed_texts
 from memories.models import Memory, Provenance, TranslationStatus
 from tests.fakes.anthropic_api import (
@@ -633,13 +634,13 @@ def test_the_sweeper_is_scheduled_every_minute(db):
 
     from django.apps import apps
 
-    migration = importlib.import_module("zeromemory.migrations.0002_schedules")
-    [schedule] = Schedule.objects.filter(func="memories.tasks.sweep_translations")
+    migration = importlib.import_module("memories.migrations.0005_sweeper_schedule")
+    [schedule] = Schedule.objects.filter(func="memories.canonical.tasks.sweep_translations")
     assert (schedule.schedule_type, schedule.minutes, schedule.repeats) == (Schedule.MINUTES, 1, -1)
 
     # Idempotent: running it again (after someone edited the schedule) keeps one, repaired.
     Schedule.objects.filter(pk=schedule.pk).update(minutes=30)
-    migration.create_schedules(apps, None)
+    migration.create_sweeper(apps, None)
     [again] = Schedule.objects.filter(name=schedule.name)
     assert again.pk == schedule.pk and again.minutes == 1
 

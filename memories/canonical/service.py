@@ -30,10 +30,10 @@ from django.db import transaction
 from django.utils import timezone
 from pgvector.django import CosineDistance
 
+from memories.canonical.translator import TranslationFailed, translate_to_english
 from memories.embeddings import embed_contents
 from memories.models import Memory, Provenance, TranslationStatus
 from memories.services.common import content_hash, save_windows
-from memories.translator import TranslationFailed, translate_to_english
 
 logger = logging.getLogger(__name__)
 
