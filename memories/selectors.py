@@ -29,10 +29,24 @@ def memory_for_read(*, actor: Actor, public_id: str) -> Memory:
     return memory
 
 
+def memory_detail(*, actor: Actor, public_id: str) -> Memory:
+    """One readable memory with what its detail shows: provenance, versions, absorbed ones."""
+    memory = (
+        readable_memories(actor)
+        .select_related("superseded_by")
+        .prefetch_related("provenance__created_by", "versions__edited_by", "supersedes")
+        .filter(public_id=public_id)
+        .first()
+    )
+    if memory is None:
+        raise NotFound(_("No memory with id %(id)s.") % {"id": public_id})
+    return memory
+
+
 def memory_for_write(*, actor: Actor, public_id: str) -> Memory:
     memory = memory_for_read(actor=actor, public_id=public_id)
     access.require_write_access(actor)
-    if not access.writable_scopes(actor).filter(pk=memory.scope_id).exists():
+    if not access.can_write(actor, memory.scope):
         raise Forbidden(_("Writing needs the writer role in this scope."))
     return memory
 

@@ -22,7 +22,7 @@ What each kind of actor may do:
 
 from __future__ import annotations
 
-from django.db.models import QuerySet
+from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery
 from django.utils.translation import gettext as _
 
 from scopes.models import ApiToken, Membership, Role, Scope
@@ -57,6 +57,26 @@ def administrable_scopes(actor: Actor) -> QuerySet[Scope]:
     if actor.read_only or actor.scope_restricted:
         return Scope.objects.none()
     return _scopes_with_role(actor, Role.ADMIN)
+
+
+def can_write(actor: Actor, scope: Scope) -> bool:
+    """Whether the actor may write memories in this scope (which it can read)."""
+    return writable_scopes(actor).filter(pk=scope.pk).exists()
+
+
+def readable_scopes_with_roles(actor: Actor) -> QuerySet[Scope]:
+    """Readable scopes, each annotated with `my_role` (the user's role) and `member_count`."""
+    own = Membership.objects.filter(scope=OuterRef("pk"), user=actor.user)
+    members = (
+        Membership.objects.filter(scope=OuterRef("pk"))
+        .values("scope")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+    return readable_scopes(actor).annotate(
+        my_role=Subquery(own.values("role")[:1], output_field=IntegerField()),
+        member_count=Subquery(members, output_field=IntegerField()),
+    )
 
 
 def role_in(actor: Actor, scope: Scope) -> Role | None:

@@ -145,7 +145,7 @@ def _detail_context(request: HttpRequest, memory: Memory, **forms) -> dict:
         "supersedes",
     )
     memory.verbatim_rows = [row for row in memory.provenance.all() if row.verbatim]
-    can_write = access.writable_scopes(actor).filter(pk=memory.scope_id).exists()
+    can_write = access.can_write(actor, memory.scope)
     return {
         "memory": memory,
         "can_write": can_write,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db.models import Count, IntegerField, OuterRef, Subquery
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -15,26 +14,15 @@ from django_htmx.http import HttpResponseClientRedirect
 from dashboard.common import INVALID, actor_for, add_domain_error, domain_errors, render_page
 from dashboard.forms import MemberAddForm, MemberRoleForm, ScopeCreateForm, ScopeRenameForm
 from scopes import access, selectors, services
-from scopes.models import Membership, Role, Scope
+from scopes.models import Role, Scope
 from zeromemory.core.errors import DomainError
 
 
 def _scopes_with_roles(request: HttpRequest):
     actor = actor_for(request)
-    own = Membership.objects.filter(scope=OuterRef("pk"), user=actor.user)
-    members = (
-        Membership.objects.filter(scope=OuterRef("pk"))
-        .values("scope")
-        .annotate(n=Count("id"))
-        .values("n")
-    )
     return (
-        access.readable_scopes(actor)
+        access.readable_scopes_with_roles(actor)
         .select_related("owner")
-        .annotate(
-            my_role=Subquery(own.values("role")[:1], output_field=IntegerField()),
-            member_count=Subquery(members, output_field=IntegerField()),
-        )
         .order_by("kind", "name", "id")
     )
 
@@ -80,7 +68,7 @@ def _scope_page(request: HttpRequest, scope: Scope, *, status: int = 200, **form
         "scope": scope,
         "role": role,
         "is_admin": role is not None and role >= Role.ADMIN and not actor.read_only,
-        "can_write": role is not None and role >= Role.WRITER and not actor.read_only,
+        "can_write": access.can_write(actor, scope),
         "rename_form": forms.pop("rename_form", None)
         or ScopeRenameForm(initial={"name": scope.name, "slug": scope.slug}),
     }
