@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import QuerySet
+from django.db.models import Prefetch, QuerySet, prefetch_related_objects
 from django.utils.translation import gettext as _
 
-from memories.models import Memory, MemoryState
+from memories.models import Memory, MemoryState, Provenance
 from scopes import access
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import Forbidden, NotFound
@@ -33,14 +33,30 @@ def memory_detail(*, actor: Actor, public_id: str) -> Memory:
     """One readable memory with what its detail shows: provenance, versions, absorbed ones."""
     memory = (
         readable_memories(actor)
-        .select_related("superseded_by")
-        .prefetch_related("provenance__created_by", "versions__edited_by", "supersedes")
+        .select_related("created_by", "forgotten_by", "restored_by", "superseded_by")
+        .prefetch_related(
+            "provenance__created_by", "versions__edited_by", "versions__kind", "supersedes"
+        )
         .filter(public_id=public_id)
         .first()
     )
     if memory is None:
         raise NotFound(_("No memory with id %(id)s.") % {"id": public_id})
+    memory.verbatim_rows = [row for row in memory.provenance.all() if row.verbatim]
     return memory
+
+
+def with_verbatim(memories: list[Memory]) -> None:
+    """Attach each memory's writer-supplied verbatim phrases (`verbatim_rows`) and author."""
+    prefetch_related_objects(
+        memories,
+        "created_by",
+        Prefetch(
+            "provenance",
+            queryset=Provenance.objects.exclude(verbatim="").order_by("created_at", "id"),
+            to_attr="verbatim_rows",
+        ),
+    )
 
 
 def memory_for_write(*, actor: Actor, public_id: str) -> Memory:

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db.models import Prefetch, prefetch_related_objects
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -16,7 +15,7 @@ from django.views.decorators.http import require_POST
 from dashboard.common import INVALID, actor_for, add_domain_error, domain_errors, render_page
 from dashboard.forms import ForgetForm, MemoryEditForm, MemoryFilterForm, RememberForm
 from memories import selectors
-from memories.models import Memory, Provenance, SourceKind
+from memories.models import Memory, SourceKind
 from memories.search import Hit, recall
 from memories.services import lifecycle
 from memories.services.remember import RememberInput, memory_remember
@@ -31,19 +30,6 @@ SEARCH_RESULTS = 30
 class Row:
     memory: Memory
     hit: Hit | None = None
-
-
-def _with_verbatim(memories: list[Memory]) -> None:
-    """The writer-supplied verbatim phrases, for each card's Original disclosure."""
-    prefetch_related_objects(
-        memories,
-        "created_by",
-        Prefetch(
-            "provenance",
-            queryset=Provenance.objects.exclude(verbatim="").order_by("created_at", "id"),
-            to_attr="verbatim_rows",
-        ),
-    )
 
 
 def _search_rows(request: HttpRequest, form: MemoryFilterForm) -> list[Row]:
@@ -65,7 +51,7 @@ def _search_rows(request: HttpRequest, form: MemoryFilterForm) -> list[Row]:
         )
     }
     rows = [Row(memory=found[hit.id], hit=hit) for hit in hits if hit.id in found]
-    _with_verbatim([row.memory for row in rows])
+    selectors.with_verbatim([row.memory for row in rows])
     return rows
 
 
@@ -81,7 +67,7 @@ def _browse_rows(request: HttpRequest, form: MemoryFilterForm) -> tuple[list[Row
     page, next_cursor = selectors.memory_list(
         actor=actor_for(request), filters=filters, cursor=data["cursor"] or None, limit=PAGE_SIZE
     )
-    _with_verbatim(page)
+    selectors.with_verbatim(page)
     return [Row(memory=memory) for memory in page], next_cursor
 
 
@@ -132,19 +118,7 @@ def memory_list(request: HttpRequest) -> HttpResponse:
 
 def _detail_context(request: HttpRequest, memory: Memory, **forms) -> dict:
     actor = actor_for(request)
-    memory = (
-        selectors.readable_memories(actor)
-        .select_related("created_by", "forgotten_by", "restored_by", "superseded_by")
-        .get(pk=memory.pk)
-    )
-    prefetch_related_objects(
-        [memory],
-        "provenance__created_by",
-        "versions__edited_by",
-        "versions__kind",
-        "supersedes",
-    )
-    memory.verbatim_rows = [row for row in memory.provenance.all() if row.verbatim]
+    memory = selectors.memory_detail(actor=actor, public_id=memory.public_id)
     can_write = access.can_write(actor, memory.scope)
     return {
         "memory": memory,
