@@ -45,9 +45,7 @@ PENDING_SPLIT = {
     "memories/search.py": 451,
     "tests/dashboard/test_memory_pages.py": 310,
     "tests/fakes/anthropic_api.py": 378,
-    "tests/memories/test_canonical.py": 776,
     "tests/memories/test_context.py": 305,
-    "tests/memories/test_mcp.py": 590,
     "tests/memories/test_recall.py": 395,
     "bench/recall.py": 1231,
 }

@@ -8,7 +8,7 @@ import httpx2
 import pytest
 
 from tests.factories import make_token
-from tests.memories.test_mcp import start_uvicorn, stop
+from tests.memories.mcp_support import start_uvicorn, stop
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
