@@ -43,8 +43,6 @@ PENDING_SPLIT = {
     "zeromemory/settings.py": 324,
     "memories/context.py": 479,
     "memories/search.py": 451,
-    "tests/dashboard/test_memory_pages.py": 310,
-    "tests/fakes/anthropic_api.py": 378,
     "tests/memories/test_context.py": 305,
     "tests/memories/test_recall.py": 395,
     "bench/recall.py": 1231,
