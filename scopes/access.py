@@ -18,6 +18,12 @@ What each kind of actor may do:
   them), and sees only the activity rows that concern its scopes alone. `/me` shows its scopes.
 - A revoked or expired token, or a deactivated user, is nobody: 401 (no scope at all here).
 - A member removed from a scope is an outsider there at once: 404, like a missing scope.
+
+The contract with services (as in Zulip): the caller (a view, a tool, a task) obtains every object
+through this module (`readable_scope`, `writable_scope`, `administrable_scope`) or a selector
+built on it, and passes the objects to a service. Services trust what they receive and check
+nothing again; they take the actor only when they use it (to record who acted, or for rules about
+the actor's own account such as leaving a scope or issuing a token).
 """
 
 from __future__ import annotations

@@ -94,14 +94,14 @@ class ScopeDetailView(APIView):
         scope = access.administrable_scope(actor, scope_id)
         serializer = self.Input(data=request.data)
         serializer.is_valid(raise_exception=True)
-        scope = services.scope_update(actor=actor, scope=scope, **serializer.validated_data)
+        scope = services.scope_update(scope=scope, **serializer.validated_data)
         return render(_scope(actor, scope))
 
     @extend_schema(responses={204: None}, summary="Delete a scope (admins)")
     def delete(self, request, scope_id: str):
         actor = actor_for_request(request)
         scope = access.administrable_scope(actor, scope_id)
-        services.scope_delete(actor=actor, scope=scope)
+        services.scope_delete(scope=scope)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -131,7 +131,7 @@ class MemberListView(APIView):
         scope = access.administrable_scope(actor, scope_id)
         serializer = self.Input(data=request.data)
         serializer.is_valid(raise_exception=True)
-        membership = services.membership_add(actor=actor, scope=scope, **serializer.validated_data)
+        membership = services.membership_add(scope=scope, **serializer.validated_data)
         return render(MemberOut.of(membership), status=status.HTTP_201_CREATED)
 
 
@@ -147,7 +147,7 @@ class MemberDetailView(APIView):
         serializer = self.Input(data=request.data)
         serializer.is_valid(raise_exception=True)
         membership = services.membership_change_role(
-            actor=actor, scope=scope, username=username, role=serializer.validated_data["role"]
+            scope=scope, username=username, role=serializer.validated_data["role"]
         )
         return render(MemberOut.of(membership))
 
@@ -158,7 +158,7 @@ class MemberDetailView(APIView):
             services.scope_leave(actor=actor, scope_id=scope_id)
         else:
             scope = access.administrable_scope(actor, scope_id)
-            services.membership_remove(actor=actor, scope=scope, username=username)
+            services.membership_remove(scope=scope, username=username)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

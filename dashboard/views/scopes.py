@@ -92,7 +92,7 @@ def scope_rename(request: HttpRequest, scope_id: str) -> HttpResponse:
     form = ScopeRenameForm(request.POST)
     if form.is_valid():
         try:
-            services.scope_update(actor=actor, scope=scope, **form.cleaned_data)
+            services.scope_update(scope=scope, **form.cleaned_data)
         except DomainError as exc:
             add_domain_error(form, exc)
             scope.refresh_from_db()
@@ -109,7 +109,7 @@ def scope_delete(request: HttpRequest, scope_id: str) -> HttpResponse:
     actor = actor_for(request)
     scope = access.administrable_scope(actor, scope_id)
     try:
-        services.scope_delete(actor=actor, scope=scope)
+        services.scope_delete(scope=scope)
     except DomainError as exc:
         messages.error(request, exc.message)
         return redirect("dashboard:scope", scope_id=scope.public_id)
@@ -156,7 +156,7 @@ def member_add(request: HttpRequest, scope_id: str) -> HttpResponse:
     form = MemberAddForm(request.POST)
     if form.is_valid():
         try:
-            services.membership_add(actor=actor, scope=scope, **form.cleaned_data)
+            services.membership_add(scope=scope, **form.cleaned_data)
         except DomainError as exc:
             add_domain_error(form, exc)
         else:
@@ -176,7 +176,7 @@ def member_role(request: HttpRequest, scope_id: str, username: str) -> HttpRespo
         return _members(request, scope, status=INVALID, member_error=form.errors["role"][0])
     try:
         services.membership_change_role(
-            actor=actor, scope=scope, username=username, role=form.cleaned_data["role"]
+            scope=scope, username=username, role=form.cleaned_data["role"]
         )
     except DomainError as exc:
         if exc.status == 404:
@@ -193,7 +193,7 @@ def member_remove(request: HttpRequest, scope_id: str, username: str) -> HttpRes
     actor = actor_for(request)
     scope = access.administrable_scope(actor, scope_id)
     try:
-        services.membership_remove(actor=actor, scope=scope, username=username)
+        services.membership_remove(scope=scope, username=username)
     except DomainError as exc:
         if exc.status == 404:
             raise
