@@ -12,6 +12,7 @@ from memories.models import Memory, MemoryState, Provenance
 from scopes import access
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import Forbidden, NotFound
+from zeromemory.core.paging import Page, cursor_page
 
 STATES = (*MemoryState.values, "all")
 
@@ -79,9 +80,9 @@ class MemoryFilters:
 
 
 def memory_list(
-    *, actor: Actor, filters: MemoryFilters, cursor: str | None = None, limit: int = 50
+    *, actor: Actor, filters: MemoryFilters, page: Page
 ) -> tuple[list[Memory], str | None]:
-    """Newest first; `cursor` is the last id of the previous page. Returns (page, next cursor)."""
+    """Newest first, one page; returns (memories, next cursor)."""
     memories = readable_memories(actor)
     if filters.scope:
         try:
@@ -100,8 +101,4 @@ def memory_list(
         memories = memories.filter(created_at__gte=filters.created_after)
     if filters.created_before:
         memories = memories.filter(created_at__lt=filters.created_before)
-    if cursor:
-        memories = memories.filter(public_id__lt=cursor)
-    page = list(memories.order_by("-public_id")[: limit + 1])
-    next_cursor = page[limit - 1].public_id if len(page) > limit else None
-    return page[:limit], next_cursor
+    return cursor_page(memories, page)

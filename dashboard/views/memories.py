@@ -8,11 +8,17 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from dashboard.common import INVALID, actor_for, add_domain_error, domain_errors, render_page
+from dashboard.common import (
+    INVALID,
+    actor_for,
+    add_domain_error,
+    domain_errors,
+    next_page_url,
+    render_page,
+)
 from dashboard.forms import ForgetForm, MemoryEditForm, MemoryFilterForm, RememberForm
 from memories import selectors
 from memories.models import Memory, SourceKind
@@ -21,6 +27,7 @@ from memories.services import lifecycle
 from memories.services.remember import RememberInput, memory_remember
 from scopes import access
 from zeromemory.core.errors import DomainError, ValidationFailed
+from zeromemory.core.paging import Page
 
 PAGE_SIZE = 25
 SEARCH_RESULTS = 30
@@ -64,19 +71,11 @@ def _browse_rows(request: HttpRequest, form: MemoryFilterForm) -> tuple[list[Row
         author_kind=data["author_kind"] or None,
         state=data["state"] or "valid",
     )
-    page, next_cursor = selectors.memory_list(
-        actor=actor_for(request), filters=filters, cursor=data["cursor"] or None, limit=PAGE_SIZE
+    found, next_cursor = selectors.memory_list(
+        actor=actor_for(request), filters=filters, page=Page(data["cursor"] or None, PAGE_SIZE)
     )
-    selectors.with_verbatim(page)
-    return [Row(memory=memory) for memory in page], next_cursor
-
-
-def _next_url(request: HttpRequest, cursor: str | None) -> str | None:
-    if cursor is None:
-        return None
-    params = request.GET.copy()
-    params["cursor"] = cursor
-    return f"{reverse('dashboard:home')}?{params.urlencode()}"
+    selectors.with_verbatim(found)
+    return [Row(memory=memory) for memory in found], next_cursor
 
 
 @login_required
@@ -104,7 +103,7 @@ def memory_list(request: HttpRequest) -> HttpResponse:
         "form": form,
         "rows": rows,
         "searching": searching,
-        "next_url": _next_url(request, next_cursor),
+        "next_url": next_page_url(request, "dashboard:home", next_cursor),
         "more": bool(form.is_bound and form.cleaned_data.get("cursor")),
     }
     # "Load more" swaps only its own button for the next rows; the filters swap the results.

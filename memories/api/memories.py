@@ -27,6 +27,7 @@ from memories.services.remember import (
 from zeromemory.core.actor import Actor, actor_for_request
 from zeromemory.core.envelope import exception_handler
 from zeromemory.core.errors import NotFound, error_body
+from zeromemory.core.paging import DEFAULT_LIMIT, MAX_LIMIT, Page
 from zeromemory.core.rendering import render
 from zeromemory.core.serializers import StrictBooleanField, StrictCharField, StrictSerializer
 
@@ -66,7 +67,9 @@ class MemoryListView(APIView):
         created_after = serializers.DateTimeField(required=False)
         created_before = serializers.DateTimeField(required=False)
         cursor = StrictCharField(required=False, max_length=40)
-        limit = serializers.IntegerField(required=False, min_value=1, max_value=200, default=50)
+        limit = serializers.IntegerField(
+            required=False, min_value=1, max_value=MAX_LIMIT, default=DEFAULT_LIMIT
+        )
 
     @extend_schema(
         parameters=[Filters],
@@ -79,17 +82,14 @@ class MemoryListView(APIView):
         query = self.Filters(data=request.query_params.dict())
         query.is_valid(raise_exception=True)
         data = dict(query.validated_data)
-        cursor, limit = data.pop("cursor", None), data.pop("limit")
+        page = Page(cursor=data.pop("cursor", None), limit=data.pop("limit"))
         if data.get("kind"):
             kind_for_slug(data["kind"])
-        page, next_cursor = selectors.memory_list(
-            actor=actor, filters=selectors.MemoryFilters(**data), cursor=cursor, limit=limit
+        found, next_cursor = selectors.memory_list(
+            actor=actor, filters=selectors.MemoryFilters(**data), page=page
         )
-        return render(
-            MemoryPageOut(
-                results=[MemoryOut.of(memory) for memory in page], next_cursor=next_cursor
-            )
-        )
+        results = [MemoryOut.of(memory) for memory in found]
+        return render(MemoryPageOut(results=results, next_cursor=next_cursor))
 
     @extend_schema(
         request=RememberIn,

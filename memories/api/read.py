@@ -18,6 +18,7 @@ from memories import activity, context, search
 from memories.models import ActivityOperation, ActivityOutcome
 from memories.schemas import ActivityOut, ActivityPageOut, ContextOut, RecallOut
 from zeromemory.core.actor import Surface, actor_for_request
+from zeromemory.core.paging import DEFAULT_LIMIT, MAX_LIMIT, Page
 from zeromemory.core.rendering import render
 from zeromemory.core.serializers import StrictCharField, StrictSerializer
 
@@ -144,7 +145,9 @@ class ActivityListView(APIView):
         since = serializers.DateTimeField(required=False)
         until = serializers.DateTimeField(required=False)
         cursor = StrictCharField(required=False, max_length=40)
-        limit = serializers.IntegerField(required=False, min_value=1, max_value=200, default=50)
+        limit = serializers.IntegerField(
+            required=False, min_value=1, max_value=MAX_LIMIT, default=DEFAULT_LIMIT
+        )
 
     @extend_schema(
         parameters=[Filters],
@@ -156,9 +159,9 @@ class ActivityListView(APIView):
         query = self.Filters(data=request.query_params.dict())
         query.is_valid(raise_exception=True)
         data = dict(query.validated_data)
-        cursor, limit = data.pop("cursor", None), data.pop("limit")
-        page, next_cursor = activity.activity_list(
-            actor=actor, filters=activity.ActivityFilters(**data), cursor=cursor, limit=limit
+        page = Page(cursor=data.pop("cursor", None), limit=data.pop("limit"))
+        found, next_cursor = activity.activity_list(
+            actor=actor, filters=activity.ActivityFilters(**data), page=page
         )
-        results = [ActivityOut.of(row) for row in page]
+        results = [ActivityOut.of(row) for row in found]
         return render(ActivityPageOut(results=results, next_cursor=next_cursor))
