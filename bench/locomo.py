@@ -16,7 +16,7 @@ pgvector cosine only (HNSW, the server's `ef_search` and iterative scan), Postgr
 with any term of the query matching, ranked by ts_rank_cd, and naive RRF of those two (k = 60,
 40 candidates per leg).
 
-`--ablation` also runs the read path's feature switches (memories/recall_tuning.py) in this
+`--ablation` also runs the read path's changes (bench/_ablation.py, memories/search_sql.py) in this
 process, through the same search function the server calls, on the same database: each change
 alone and all together. Those rows are a diagnosis; the headline is the REST row.
 
@@ -176,13 +176,14 @@ def recall_over_http(api: Api, questions: list[Question], loaded: dict, rounds: 
 
 
 def ablation(questions: list[Question], loaded: dict) -> dict[str, Scores]:
-    from memories import recall_tuning
+    from _ablation import variants
+
     from memories.search import ScopeSelection, search
     from scopes.models import Scope
 
     pk_of = dict(Scope.objects.values_list("public_id", "id"))
     rows: dict[str, Scores] = {}
-    for name, tuning in recall_tuning.ablation_variants():
+    for name, tuning in variants():
         ranked = []
         for question in questions:
             scope_pk = pk_of[loaded[question.conversation]["scope"]]
