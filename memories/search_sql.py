@@ -20,6 +20,7 @@ FULLTEXT_SCAN_LIMIT = 1000
 # with few candidates (a small scope) that spread is at least this much, so the only candidate
 # still counts as a full match instead of dividing by zero.
 MIN_DISTANCE_SPREAD = 0.2
+IDF_ROW_LIMIT = 10_000
 
 
 @dataclass(frozen=True)
@@ -148,10 +149,12 @@ fts AS (
     LIMIT (SELECT n_fts FROM input)
 ),"""
 
-# idf as BM25 has it, counted among the readable rows (never other scopes' rows).
+# idf as BM25 has it, counted among the readable rows (never other scopes' rows): df is exact
+# up to term_rows, the number of rows up to IDF_ROW_LIMIT, so the count stays cheap however many
+# memories there are (a term in 300 of 100,000 rows weighs as one in 300 of 10,000).
 BM25_IDF = (
-    "ln(1 + (greatest((SELECT count(*) FROM memories_memory m WHERE {filter}), t.df)"
-    " - t.df + 0.5) / (t.df + 0.5))"
+    "ln(1 + (greatest((SELECT count(*) FROM (SELECT 1 FROM memories_memory m WHERE {filter}"
+    " LIMIT {rows}) r), t.df) - t.df + 0.5) / (t.df + 0.5))"
 )
 # Before BM25: idf among the rows that matched any term, ts_rank_cd for the weight.
 POOL_IDF = "ln(1 + ((SELECT count(*) FROM fts_pool) + 1.0) / (t.df + 0.5))"
@@ -241,7 +244,8 @@ def statement(*, scopes_sql: str, kinds: bool, mode: str, tuning: Tuning) -> str
     fulltext_leg = NO_FULLTEXT_LEG
     if mode != "vector":
         if tuning.bm25:
-            idf, weight = BM25_IDF.format(filter=row_filter), "coalesce(s.idf, 0)"
+            idf = BM25_IDF.format(filter=row_filter, rows=IDF_ROW_LIMIT)
+            weight = "coalesce(s.idf, 0)"
             order = "weight DESC"
         else:
             idf, weight = POOL_IDF, TS_RANK_WEIGHT
