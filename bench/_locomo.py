@@ -96,6 +96,16 @@ def score(questions: list[Question], ranked: list[list[str]], loaded: dict) -> S
     )
 
 
+def evidence_share(questions: list[Question], shown: list[list[str]], loaded: dict) -> float:
+    """The mean share of each question's evidence turns among the memories `shown` for it."""
+    shares = []
+    for question, ids in zip(questions, shown, strict=True):
+        memory_of = loaded[question.conversation]["memory_of"]
+        wanted = {memory_of[dia_id] for dia_id in question.evidence}
+        shares.append(len(wanted & set(ids)) / len(wanted))
+    return statistics.fmean(shares)
+
+
 def print_table(title: str, rows: dict[str, Scores]) -> None:
     print(title)
     header = "  ".join(f"{name:>11}" for name in CATEGORIES.values())

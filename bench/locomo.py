@@ -9,6 +9,8 @@ as `make run` starts it (`manage.py serve`, web and worker) with its own ZM_DATA
 port. Each question of categories 1-4 is then a `POST /api/v1/recall` with k = 10 in its
 conversation's scope, over one keep-alive HTTP connection. recall@k is the share of the
 question's evidence turns among the hits, MRR 1 / rank of the first evidence turn (0 past 10).
+Then each question is a `POST /api/v1/context` at the default budget: the share of evidence turns
+in its relevant section (the same recall, up to 20 rows at 2,000 tokens).
 
 The anchors run in the same run, on the same database and embedder, computed by this process
 directly in SQL against the server's database (the query embedded here with the same model):
@@ -44,6 +46,7 @@ from _locomo import (
     Question,
     Scores,
     anchor_ranks,
+    evidence_share,
     load_conversations,
     print_table,
     score,
@@ -175,6 +178,21 @@ def recall_over_http(api: Api, questions: list[Question], loaded: dict, rounds: 
     return ranked, latencies
 
 
+def context_over_http(api: Api, questions: list[Question], loaded: dict):
+    """build_context at its default budget: the ids of its relevant section, and latencies."""
+    sections: list[list[str]] = []
+    latencies: list[float] = []
+    for question in questions:
+        body = {"topic": question.text, "scopes": [loaded[question.conversation]["scope"]]}
+        started = time.perf_counter()
+        status, answer = api.call("POST", "/api/v1/context", body)
+        latencies.append((time.perf_counter() - started) * 1000)
+        assert status == 200, answer
+        relevant = next(s for s in answer["sections"] if s["name"] == "relevant")
+        sections.append([row["id"] for row in relevant["rows"]])
+    return sections, latencies
+
+
 def ablation(questions: list[Question], loaded: dict) -> dict[str, Scores]:
     from _ablation import variants
 
@@ -246,6 +264,7 @@ def main() -> None:
             api.call("POST", "/api/v1/recall", body)
         ranked, latencies = recall_over_http(api, questions, loaded, args.rounds)
         rows = {"zero-memory recall (REST)": score(questions, ranked, loaded)}
+        sections, context_latencies = context_over_http(api, questions, loaded)
         anchors = anchor_ranks(questions, loaded)
         for name, anchor_ranked in anchors.items():
             rows[name] = score(questions, anchor_ranked, loaded)
@@ -255,6 +274,14 @@ def main() -> None:
         print(
             f"recall over HTTP ({len(latencies)} requests): "
             f"p50 {percentile(latencies, 50):.2f} ms, p95 {percentile(latencies, 95):.2f} ms"
+        )
+        found = evidence_share(questions, sections, loaded)
+        shown = sum(map(len, sections)) / len(sections)
+        print(
+            f"build_context (REST, max_tokens 2000): {found:.3f} of the evidence turns in the "
+            f"relevant section ({shown:.1f} rows on average); "
+            f"p50 {percentile(context_latencies, 50):.2f} ms, "
+            f"p95 {percentile(context_latencies, 95):.2f} ms"
         )
         if extra:
             print()
