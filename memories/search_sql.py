@@ -119,7 +119,39 @@ fts_terms AS MATERIALIZED (
         ) x
     ) r
 ),
-fts_pool AS MATERIALIZED (
+{scoring}
+fts AS (
+    SELECT id, coverage, weight, row_number() OVER (ORDER BY {order}, id DESC) AS rank
+    FROM fts_scored
+    ORDER BY rank
+    LIMIT (SELECT n_fts FROM input)
+),"""
+
+# BM25: a row's terms are read from the per-term row lists (no row is read again): exact for
+# every term in at most term_rows rows, and a row matching the whole query matches every term.
+BM25_SCORING = """fts_weights AS MATERIALIZED (
+    SELECT t.ids, {idf} AS idf FROM fts_terms t
+),
+fts_scored AS MATERIALIZED (
+    SELECT u.id, bool_or(u.strict) AS strict,
+           CASE WHEN bool_or(u.strict) THEN 1.0 ELSE
+               coalesce(sum(u.idf) / nullif((SELECT sum(idf) FROM fts_weights), 0), 0)
+           END AS coverage,
+           CASE WHEN bool_or(u.strict) THEN (SELECT coalesce(sum(idf), 0) FROM fts_weights)
+                ELSE sum(u.idf) END AS weight
+    FROM (
+        SELECT id, true AS strict, 0::float8 AS idf FROM fts_strict
+        UNION ALL
+        SELECT x.id, false, w.idf
+        FROM fts_weights w CROSS JOIN unnest(w.ids) AS x(id)
+        WHERE {pool_condition}
+    ) u
+    GROUP BY u.id
+),"""
+
+# Before BM25: each row checked against every term, ts_rank_cd for the weight, idf among the
+# rows that matched any term.
+BEFORE_SCORING = """fts_pool AS MATERIALIZED (
     SELECT id, bool_or(strict) AS strict
     FROM (
         SELECT id, true AS strict FROM fts_strict
@@ -141,12 +173,6 @@ fts_scored AS MATERIALIZED (
         SELECT count(*) AS terms, sum(w.idf) AS idf
         FROM fts_weights w WHERE m.search_vector @@ w.term
     ) s
-),
-fts AS (
-    SELECT id, coverage, weight, row_number() OVER (ORDER BY {order}, id DESC) AS rank
-    FROM fts_scored
-    ORDER BY rank
-    LIMIT (SELECT n_fts FROM input)
 ),"""
 
 # idf as BM25 has it, counted among the readable rows (never other scopes' rows): df is exact
@@ -243,22 +269,23 @@ def statement(*, scopes_sql: str, kinds: bool, mode: str, tuning: Tuning) -> str
     vector_leg = VECTOR_LEG.format(filter=row_filter) if mode != "fulltext" else NO_VECTOR_LEG
     fulltext_leg = NO_FULLTEXT_LEG
     if mode != "vector":
+        pool_condition = (
+            "true" if tuning.any_term_always else "NOT EXISTS (SELECT 1 FROM fts_strict)"
+        )
         if tuning.bm25:
             idf = BM25_IDF.format(filter=row_filter, rows=IDF_ROW_LIMIT)
-            weight = "coalesce(s.idf, 0)"
+            scoring = BM25_SCORING.format(idf=idf, pool_condition=pool_condition)
             order = "weight DESC"
         else:
-            idf, weight = POOL_IDF, TS_RANK_WEIGHT
+            scoring = BEFORE_SCORING.format(
+                idf=POOL_IDF, weight=TS_RANK_WEIGHT, pool_condition=pool_condition
+            )
             order = "strict DESC, terms DESC, coverage DESC, weight DESC"
         fulltext_leg = FULLTEXT_LEG.format(
             filter=row_filter,
             scan_limit=FULLTEXT_SCAN_LIMIT,
             term_rows=int(tuning.term_rows),
-            pool_condition="true"
-            if tuning.any_term_always
-            else "NOT EXISTS (SELECT 1 FROM fts_strict)",
-            idf=idf,
-            weight=weight,
+            scoring=scoring,
             order=order,
         )
     column = "b.coverage" if tuning.linear else "f.coverage"
