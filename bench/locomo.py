@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import http.client
 import json
 import os
 import shutil
@@ -61,8 +62,6 @@ class Api:
     """JSON over one keep-alive HTTP connection."""
 
     def __init__(self, port: int, token: str | None = None) -> None:
-        import http.client
-
         self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
         self.token = token
 
@@ -71,8 +70,14 @@ class Api:
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
         payload = None if body is None else json.dumps(body)
-        self.connection.request(method, path, body=payload, headers=headers)
-        response = self.connection.getresponse()
+        try:
+            self.connection.request(method, path, body=payload, headers=headers)
+            response = self.connection.getresponse()
+        except (ConnectionError, http.client.RemoteDisconnected):
+            # The server closes a connection idle past its keep-alive timeout; open a new one.
+            self.connection.close()
+            self.connection.request(method, path, body=payload, headers=headers)
+            response = self.connection.getresponse()
         raw = response.read()
         return response.status, (json.loads(raw) if raw else {})
 
@@ -88,7 +93,6 @@ def start_server(data_dir: Path, port: int, log) -> subprocess.Popen:
     env.pop("DATABASE_URL", None)
     command = [sys.executable, str(ROOT / "manage.py"), "serve", "--port", str(port)]
     server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=log)
-    import http.client
 
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:

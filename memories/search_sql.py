@@ -127,18 +127,14 @@ fts AS (
     LIMIT (SELECT n_fts FROM input)
 ),"""
 
-# BM25: a row's terms are read from the per-term row lists (no row is read again): exact for
-# every term in at most term_rows rows, and a row matching the whole query matches every term.
+# BM25: the pool is scored from the per-term row lists first (no row is read again; exact for
+# every term in at most term_rows rows), then its best 3·n rows are checked against every term,
+# so which rows of a very common term the lists happened to hold never decides a rank.
 BM25_SCORING = """fts_weights AS MATERIALIZED (
-    SELECT t.ids, {idf} AS idf FROM fts_terms t
+    SELECT t.term, t.ids, {idf} AS idf FROM fts_terms t
 ),
-fts_scored AS MATERIALIZED (
-    SELECT u.id, bool_or(u.strict) AS strict,
-           CASE WHEN bool_or(u.strict) THEN 1.0 ELSE
-               coalesce(sum(u.idf) / nullif((SELECT sum(idf) FROM fts_weights), 0), 0)
-           END AS coverage,
-           CASE WHEN bool_or(u.strict) THEN (SELECT coalesce(sum(idf), 0) FROM fts_weights)
-                ELSE sum(u.idf) END AS weight
+fts_listed AS MATERIALIZED (
+    SELECT u.id, bool_or(u.strict) AS strict, sum(u.idf) AS idf
     FROM (
         SELECT id, true AS strict, 0::float8 AS idf FROM fts_strict
         UNION ALL
@@ -147,6 +143,20 @@ fts_scored AS MATERIALIZED (
         WHERE {pool_condition}
     ) u
     GROUP BY u.id
+    ORDER BY bool_or(u.strict) DESC, sum(u.idf) DESC, u.id DESC
+    LIMIT 3 * (SELECT n_fts FROM input)
+),
+fts_scored AS MATERIALIZED (
+    SELECT l.id, l.strict,
+           CASE WHEN l.strict THEN 1.0 ELSE
+               coalesce(s.idf / nullif((SELECT sum(idf) FROM fts_weights), 0), 0)
+           END AS coverage,
+           CASE WHEN l.strict THEN (SELECT coalesce(sum(idf), 0) FROM fts_weights)
+                ELSE coalesce(s.idf, 0) END AS weight
+    FROM fts_listed l JOIN memories_memory m ON m.id = l.id
+    CROSS JOIN LATERAL (
+        SELECT sum(w.idf) AS idf FROM fts_weights w WHERE m.search_vector @@ w.term
+    ) s
 ),"""
 
 # Before BM25: each row checked against every term, ts_rank_cd for the weight, idf among the
