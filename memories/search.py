@@ -10,7 +10,9 @@ Two legs, each keeping its best 10·k candidates among valid memories in the rea
   text weight is the summed idf of the terms it matches, idf as BM25 has it, counted among the
   readable rows only, so memories in other scopes never change a rank; its coverage is that sum
   over the idf of all the query's terms (1 for a row matching the whole query). A rare
-  identifier lifts its memory; a common word shared with many memories says little.
+  identifier lifts its memory; a common word shared with many memories says little. The pool
+  is scored from the per-term row lists, then its best 3·(10·k) rows are checked against every
+  term, so which rows of a very common term the lists held never decides a rank.
 
 The legs are fused by their own scores, each scaled among this query's candidates: the vector
 score is the cosine distance placed between the nearest and the farthest vector candidate (1 for
