@@ -94,8 +94,9 @@ vec AS (SELECT NULL::bigint AS id, NULL::float8 AS distance, NULL::bigint AS ran
 # fts_strict: rows matching the whole query (websearch syntax: phrases, "or", -negation).
 # fts_terms: the query's own positive lexemes, read back from the tsquery so that syntax decides
 # what a term is (negated terms stay out), each with up to {term_rows} rows that match it; df is
-# how many readable rows match it (exact below that cap). fts_pool: the rows that take part, each
-# scored by the terms it matches: coverage (their idf over that of all terms) and a weight.
+# how many readable rows match it (exact below that cap). {scoring} (BM25 or the earlier one)
+# scores the rows that take part by the terms they match: coverage (their idf over that of all
+# terms) and a weight; fts ranks them by it.
 FULLTEXT_LEG = """
 fts_strict AS MATERIALIZED (
     SELECT m.id FROM memories_memory m CROSS JOIN input i
