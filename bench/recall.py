@@ -1,6 +1,6 @@
 """Recall quality on a labelled set, then recall and build_context latency at 100,000 memories.
 
-    .venv/bin/python bench/recall.py [--memories 100000] [--rounds 2] [--skip-load]
+    .venv/bin/python bench/recall.py [--memories 100000] [--rounds 2] [--skip-load] [--ablation]
 
 1. Quality. A labelled set generated here from templates with a fixed seed: 1,110 memories of
    every kind in two scopes, and 210 queries that each have one known relevant memory:
@@ -9,7 +9,8 @@
    - keyword (75): an error code, a file name, a function name or a config key, alone;
    - mixed (75): an identifier plus a paraphrase of what the memory says about it; three
      memories share each paraphrased statement, so only the identifier tells them apart.
-   It prints recall@10 and MRR@10 for hybrid, vector-only and full-text-only recall.
+   It prints recall@10 and MRR@10 for hybrid, vector-only and full-text-only recall, and with
+   --ablation each read-path change of bench/_ablation.py alone (hybrid, through search()).
 2. Latency. It loads 100,000 more memories (a third in a scope the bench user cannot read, 300
    long ones with window embeddings), then prints p50/p95 of recall and build_context with the
    query embedding and without it (embeddings computed beforehand), the embedding alone, a
@@ -1024,12 +1025,20 @@ def no_shared_lexemes(pairs: list[tuple[str, str]]) -> list[tuple[str, str, list
     return clashes
 
 
-def quality(actor, queries: list[Query], public_ids: list[str], mode: str) -> dict[str, dict]:
-    from memories.search import recall
+def quality(
+    actor, queries: list[Query], public_ids: list[str], mode: str, tuning=None
+) -> dict[str, dict]:
+    """recall@10 and MRR by query type; with `tuning`, through search() (the ablation)."""
+    from memories.search import recall, search, select_scopes
 
     ranks: dict[str, list[int | None]] = {}
+    selection = select_scopes(actor=actor, scopes=None)
     for query in queries:
-        found = [hit.id for hit in recall(actor=actor, query=query.text, k=10, mode=mode)]
+        if tuning is None:
+            hits = recall(actor=actor, query=query.text, k=10, mode=mode)
+        else:
+            hits = search(query=query.text, selection=selection, k=10, tuning=tuning)
+        found = [hit.id for hit in hits]
         target = public_ids[query.relevant]
         rank = found.index(target) + 1 if target in found else None
         ranks.setdefault(query.type, []).append(rank)
@@ -1046,14 +1055,15 @@ def quality(actor, queries: list[Query], public_ids: list[str], mode: str) -> di
 
 def print_quality(title: str, results: dict[str, dict[str, dict]]) -> None:
     print(title)
-    print(f"  {'mode':10} {'all':>17} {'paraphrase':>17} {'keyword':>17} {'mixed':>17}")
-    print(f"  {'':10}" + "   recall@10   MRR" * 4)
+    width = max(10, *(len(mode) for mode in results))
+    print(f"  {'mode':{width}} {'all':>17} {'paraphrase':>17} {'keyword':>17} {'mixed':>17}")
+    print(f"  {'':{width}}" + "   recall@10   MRR" * 4)
     for mode, by_type in results.items():
         cells = "".join(
             f"   {by_type[t]['recall@10']:9.3f} {by_type[t]['mrr']:5.3f}"
             for t in ("all", "paraphrase", "keyword", "mixed")
         )
-        print(f"  {mode:10}{cells}")
+        print(f"  {mode:{width}}{cells}")
 
 
 def timed(function, arguments: list, rounds: int) -> list[float]:
@@ -1095,6 +1105,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2, help="latency passes over the queries")
     parser.add_argument("--skip-load", action="store_true", help="quality only")
     parser.add_argument("--plan", action="store_true", help="print the full EXPLAIN ANALYZE")
+    parser.add_argument(
+        "--ablation", action="store_true", help="also each read-path change alone (hybrid)"
+    )
     args = parser.parse_args()
     setup()
 
@@ -1141,6 +1154,14 @@ def main() -> None:
         modes = ("hybrid", "vector", "fulltext")
         results = {mode: quality(actor, queries, labelled_ids, mode) for mode in modes}
         print_quality("quality on the labelled set (1,110 memories):", results)
+        if args.ablation:
+            from _ablation import variants
+
+            tuned = {
+                name: quality(actor, queries, labelled_ids, "hybrid", tuning)
+                for name, tuning in variants()
+            }
+            print_quality("ablation, hybrid, on the labelled set:", tuned)
         if args.skip_load:
             return
 

@@ -1,23 +1,27 @@
 """recall(): hybrid search over the memories an actor may read, in one SQL statement.
 
-Two legs, each keeping its best 4·k candidates among valid memories in the readable scopes:
+Two legs, each keeping its best 10·k candidates among valid memories in the readable scopes:
 
 - vector: cosine distance over the memory embeddings and over the window embeddings of long
   memories (HNSW), collapsed to the best distance per memory, so text near the end of a long
   memory is found through its window;
-- full text: `websearch_to_tsquery('english', query)` against the stored tsvector. When all terms
-  together match nothing, any term may match, and rows that match more terms rank first.
+- full text: the positive terms of `websearch_to_tsquery('english', query)`. Rows matching all
+  of them and rows matching any of them (up to 300 rows per term) take part together. A row's
+  text weight is the summed idf of the terms it matches, idf as BM25 has it, counted among the
+  readable rows only, so memories in other scopes never change a rank; its coverage is that sum
+  over the idf of all the query's terms (1 for a row matching the whole query). A rare
+  identifier lifts its memory; a common word shared with many memories says little. The pool
+  is scored from the per-term row lists, then its best 3·(10·k) rows are checked against every
+  term, so which rows of a very common term the lists held never decides a rank.
 
-The legs are fused by reciprocal rank fusion, 1 / (60 + rank) per leg, then multiplied by the
-kind's weight and an age decay 0.5^(age / half-life), both from the MemoryKind catalogue.
-
-A row the fallback found matches only part of the query, so its full-text share is scaled by its
-coverage: the summed rarity (idf, counted among the readable rows that match any term) of the
-terms it matches over that of all the query's terms. Without it, a paraphrase that happens to
-share one common word with many memories lets them all jump over the memory the vector leg put
-first; with it, a rare identifier that matches still lifts its memory. Rows that match the whole
-query have coverage 1. Only readable rows are counted, so memories in other scopes never change
-a rank.
+The legs are fused by their own scores, each scaled among this query's candidates: the vector
+score is the cosine distance placed between the nearest and the farthest vector candidate (1 for
+the nearest), the text score is the weight over the best row's, times coverage^1.5; they are
+weighted 1 : 5 and divided by 6, so a memory first in both legs scores 1. Reciprocal rank fusion
+threw away how far ahead a leg's first rows are, which is what the full-text weight knows about
+rare terms. The fused score is then multiplied by the kind's weight and an age decay
+0.5^(age / half-life), both from the MemoryKind catalogue. memories/search_sql.py holds the
+statement and its tuning; bench/locomo.py --ablation measures each part.
 
 The query is embedded and matched exactly as it arrived: no trimming, normalising or translating,
 and no LLM call. The scopes come from `scopes.access`; the SQL only ever sees their ids.
@@ -47,24 +51,15 @@ from memories import embeddings
 from memories.activity import elapsed_ms, log_activity, log_failure
 from memories.kinds import kind_for_slug
 from memories.models import ActivityOperation
+from memories.search_sql import MIN_EF_SEARCH, PRODUCT, Tuning, statement
 from scopes import access
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import NotFound, ValidationFailed
 
 MAX_K = 50
 DEFAULT_K = 10
-CANDIDATES_PER_RESULT = 4  # each leg keeps its best 4·k
-RRF_K = 60
 MAX_QUERY_CHARS = 4000
 MAX_SCOPES = 50
-# The HNSW candidate list. pgvector's default of 40 found 6 of the true 10 nearest at 100,000
-# memories of the bench (clustered, template-like texts); 200 finds about 9 for ~3 ms more.
-MIN_EF_SEARCH = 200
-# The full-text leg ranks at most this many rows matching the whole query (a very common word
-# matches tens of thousands), and the fallback looks at most at this many rows per term: rare
-# terms are seen whole, common ones (which say little) only in part. This bounds both.
-FULLTEXT_SCAN_LIMIT = 1000
-FALLBACK_TERM_LIMIT = 100
 
 MODES = ("hybrid", "vector", "fulltext")
 
@@ -178,154 +173,6 @@ def _vector_literal(vector: Sequence[float]) -> str:
     return "[" + ",".join(f"{x:.7g}" for x in vector) + "]"
 
 
-# Placeholders in braces are SQL fragments chosen by mode and filters, never caller text.
-_FILTER = "m.valid AND m.scope_id = ANY((SELECT ids FROM readable)::bigint[]){kinds}"
-
-_VECTOR_LEG = """
-vec_memory AS MATERIALIZED (
-    SELECT m.id, m.embedding <=> (SELECT qv FROM input) AS distance
-    FROM memories_memory m
-    WHERE m.embedding IS NOT NULL AND {filter}
-    ORDER BY m.embedding <=> (SELECT qv FROM input)
-    LIMIT (SELECT n FROM input)
-),
-vec_window AS MATERIALIZED (
-    SELECT w.memory_id AS id, w.embedding <=> (SELECT qv FROM input) AS distance
-    FROM memories_memorywindow w JOIN memories_memory m ON m.id = w.memory_id
-    WHERE {filter}
-    ORDER BY w.embedding <=> (SELECT qv FROM input)
-    LIMIT (SELECT n FROM input)
-),
-vec AS (
-    SELECT id, min(distance) AS distance,
-           row_number() OVER (ORDER BY min(distance), id) AS rank
-    FROM (SELECT id, distance FROM vec_memory UNION ALL SELECT id, distance FROM vec_window) u
-    GROUP BY id
-    ORDER BY rank
-    LIMIT (SELECT n FROM input)
-),"""
-
-_NO_VECTOR_LEG = """
-vec AS (SELECT NULL::bigint AS id, NULL::float8 AS distance, NULL::bigint AS rank WHERE false),"""
-
-# fts_strict: rows matching the whole query (at most FULLTEXT_SCAN_LIMIT of them are ranked).
-# Only when there are none: the fallback. Its terms are the query's own positive lexemes, read
-# back from the tsquery so the websearch syntax (quotes, "or", -negation) decides what a term is;
-# negated terms stay out. fts_term_rows takes up to FALLBACK_TERM_LIMIT rows per term; each of
-# them is checked against every term (terms = how many it matches) and weighed by coverage.
-_FULLTEXT_LEG = """
-fts_strict AS MATERIALIZED (
-    SELECT m.id, m.search_vector
-    FROM memories_memory m CROSS JOIN input i
-    WHERE m.search_vector @@ i.tsq AND {filter}
-    LIMIT {scan_limit}
-),
-fts_all AS MATERIALIZED (
-    SELECT s.id, ts_rank_cd(s.search_vector, i.tsq) AS weight
-    FROM fts_strict s CROSS JOIN input i
-    ORDER BY weight DESC, s.id DESC
-    LIMIT (SELECT n FROM input)
-),
-any_term AS MATERIALIZED (
-    SELECT array_agg(term) AS terms, string_agg(term::text, ' | ')::tsquery AS tsq
-    FROM (
-        SELECT DISTINCT ('''' || found[2] || '''')::tsquery AS term
-        FROM regexp_matches(
-            (SELECT tsq::text FROM input), '(!?)''((?:[^'']|'''')+)''', 'g'
-        ) AS found
-        WHERE found[1] = ''
-    ) t
-),
-fts_term_rows AS MATERIALIZED (
-    SELECT t.term::text AS term, r.id
-    FROM any_term a CROSS JOIN unnest(a.terms) AS t(term)
-    CROSS JOIN LATERAL (
-        SELECT m.id FROM memories_memory m
-        WHERE m.search_vector @@ t.term AND {filter}
-        LIMIT {term_limit}
-    ) r
-    WHERE NOT EXISTS (SELECT 1 FROM fts_strict)
-),
-fts_partial AS MATERIALIZED (
-    SELECT m.id, ts_rank_cd(m.search_vector, a.tsq) AS weight,
-           ARRAY(
-               SELECT term::text FROM unnest(a.terms) AS term WHERE m.search_vector @@ term
-           ) AS matched
-    FROM (SELECT DISTINCT id FROM fts_term_rows) c
-    JOIN memories_memory m ON m.id = c.id
-    CROSS JOIN any_term a
-),
-term_weight AS MATERIALIZED (
-    SELECT t.term,
-           ln(1 + ((SELECT count(*) FROM fts_partial) + 1.0) / (count(r.id) + 0.5)) AS idf
-    FROM (SELECT term::text AS term FROM any_term, unnest(any_term.terms) AS term) t
-    LEFT JOIN fts_term_rows r ON r.term = t.term
-    GROUP BY t.term
-),
-fts_any AS MATERIALIZED (
-    SELECT p.id, p.weight, cardinality(p.matched) AS terms,
-           (SELECT sum(idf) FROM term_weight WHERE term = ANY(p.matched))
-           / (SELECT sum(idf) FROM term_weight) AS coverage
-    FROM fts_partial p
-    ORDER BY terms DESC, coverage DESC, weight DESC, p.id DESC
-    LIMIT (SELECT n FROM input)
-),
-fts AS (
-    SELECT id, coverage,
-           row_number() OVER (ORDER BY terms DESC, coverage DESC, weight DESC, id DESC) AS rank
-    FROM (
-        SELECT id, weight, 1 AS terms, 1.0::float8 AS coverage FROM fts_all
-        UNION ALL
-        SELECT id, weight, terms, coverage::float8 FROM fts_any
-    ) u
-),"""
-
-_NO_FULLTEXT_LEG = """
-fts AS (SELECT NULL::bigint AS id, NULL::float8 AS coverage, NULL::bigint AS rank WHERE false),"""
-
-_SEARCH = """
-SET LOCAL hnsw.ef_search = %s;
-SET LOCAL hnsw.iterative_scan = relaxed_order;
-SET LOCAL jit = off;
-WITH input AS MATERIALIZED (
-    SELECT %s::vector AS qv, websearch_to_tsquery('english', %s::text) AS tsq,
-           %s::int AS n, %s::text[] AS kinds
-),
-readable AS MATERIALIZED (
-    SELECT coalesce(array_agg(id), '{{}}'::bigint[]) AS ids FROM ({scopes}) s
-),{vector_leg}{fulltext_leg}
-fused AS (
-    SELECT coalesce(v.id, f.id) AS id, v.distance, f.id IS NOT NULL AS fts_matched,
-           coalesce(1.0::float8 / ({rrf_k} + v.rank), 0)
-           + coalesce(f.coverage / ({rrf_k} + f.rank), 0) AS rrf
-    FROM vec v FULL JOIN fts f ON f.id = v.id
-),
-aged AS (
-    SELECT f.*, m.kind_id,
-           greatest(extract(epoch FROM now() - m.created_at)::float8 / 86400, 0) AS age_days
-    FROM fused f JOIN memories_memory m ON m.id = f.id
-),
-ranked AS (
-    SELECT a.*,
-           a.rrf * k.weight * power(0.5, a.age_days / greatest(k.half_life_days, 1)) AS score
-    FROM aged a JOIN memories_memorykind k ON k.slug = a.kind_id
-    ORDER BY score DESC, a.id DESC
-    LIMIT %s
-)
-SELECT r.id, m.public_id, m.content, m.kind_id, s.public_id, r.score,
-       1 - coalesce(r.distance, least(
-           m.embedding <=> (SELECT qv FROM input),
-           (SELECT min(w.embedding <=> (SELECT qv FROM input))
-            FROM memories_memorywindow w WHERE w.memory_id = m.id)
-       )) AS similarity,
-       r.fts_matched, r.age_days, m.content_original <> '' AS has_original
-FROM ranked r
-JOIN memories_memory m ON m.id = r.id
-JOIN scopes_scope s ON s.id = m.scope_id
-ORDER BY r.score DESC, r.id DESC
-"""
-
-
 def ef_search_for(candidates: int) -> int:
     return max(MIN_EF_SEARCH, candidates)
 
@@ -337,29 +184,22 @@ def search(
     kinds: list[str] | None = None,
     k: int = DEFAULT_K,
     mode: str = "hybrid",
+    tuning: Tuning = PRODUCT,
 ) -> list[Hit]:
-    """The hybrid search itself, for callers that validated and will log (recall, context)."""
+    """The hybrid search itself, for callers that validated and will log (recall, context).
+
+    `tuning` is the product's unless a bench compares variants (bench/locomo.py --ablation).
+    """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
-    candidates = CANDIDATES_PER_RESULT * k
     vector = embeddings.embed_query(query) if mode != "fulltext" else None
-    kinds_sql = " AND m.kind_id = ANY((SELECT kinds FROM input)::text[])" if kinds else ""
-    row_filter = _FILTER.format(kinds=kinds_sql)
-    sql = _SEARCH.format(
-        scopes=selection.sql,
-        vector_leg=(_VECTOR_LEG if mode != "fulltext" else _NO_VECTOR_LEG).format(
-            filter=row_filter
-        ),
-        fulltext_leg=(_FULLTEXT_LEG if mode != "vector" else _NO_FULLTEXT_LEG).format(
-            filter=row_filter, scan_limit=FULLTEXT_SCAN_LIMIT, term_limit=FALLBACK_TERM_LIMIT
-        ),
-        rrf_k=RRF_K,
-    )
+    sql = statement(scopes_sql=selection.sql, kinds=bool(kinds), mode=mode, tuning=tuning)
     params = [
-        ef_search_for(candidates),
+        ef_search_for(tuning.vector_depth * k),
         _vector_literal(vector) if vector is not None else None,
         query,
-        candidates,
+        tuning.vector_depth * k,
+        tuning.fulltext_depth * k,
         kinds,
         *selection.params,
         k,

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from django.utils import timezone
 
-from memories import search, tasks
+from memories import search, search_sql, tasks
 from memories.embeddings import embed_query
 from memories.models import Memory
 from memories.search import recall
@@ -18,7 +18,7 @@ from tests.factories import make_scope
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import NotFound, ValidationFailed
 
-RRF = search.RRF_K
+TEXT = search_sql.PRODUCT.text_weight
 
 
 def remember_all(user, items, *, scope=None):
@@ -74,23 +74,24 @@ def test_a_hit_says_what_it_is(tenancy, owner, team):
     assert 0.5 < hit.similarity <= 1.0 and 0 <= hit.age_days < 0.01
 
 
-def test_score_is_reciprocal_rank_fusion_times_weight_and_decay(tenancy, owner, team):
+def test_score_is_the_fused_legs_times_weight_and_decay(tenancy, owner, team):
     [decision] = remember_all(
         tenancy.owner, [("Rotate the signing keys every ninety days.", "decision")], scope=team
     )
     [hit] = recall(actor=owner, query="rotate signing keys")
-    # First in both legs, weight 1.0, no age.
-    assert hit.score == pytest.approx(2 / (RRF + 1), rel=1e-4)
+    # First in both legs (each leg's score 1, weighted 1 : TEXT and divided by 1 + TEXT), weight
+    # 1.0, no age.
+    assert hit.score == pytest.approx(1.0, rel=1e-4)
 
     [hit] = recall(actor=owner, query="how often do credentials get replaced")
     assert hit.fts_matched is False  # found by meaning alone: one leg
-    assert hit.score == pytest.approx(1 / (RRF + 1), rel=1e-4)
+    assert hit.score == pytest.approx(1 / (1 + TEXT), rel=1e-4)
 
     Memory.objects.filter(pk=decision.pk).update(kind_id="episode")  # weight 0.7, half-life 30
     age(decision, 30)
     [hit] = recall(actor=owner, query="rotate signing keys")
     assert hit.age_days == pytest.approx(30, abs=0.01)
-    assert hit.score == pytest.approx(2 / (RRF + 1) * 0.7 * 0.5, rel=1e-3)
+    assert hit.score == pytest.approx(1.0 * 0.7 * 0.5, rel=1e-3)
 
 
 def test_both_legs_beat_one_leg(tenancy, owner, team):
@@ -108,8 +109,9 @@ def test_both_legs_beat_one_leg(tenancy, owner, team):
     assert hits[0].fts_matched and hits[0].score > max(h.score for h in hits[1:])
     by_id = {hit.id: hit for hit in hits}
     assert meaning.public_id in by_id and words.public_id in by_id
-    # All terms together match one memory, so the full-text leg has only that one.
-    assert [hit.id for hit in hits if hit.fts_matched] == [both.public_id]
+    # Rows matching some of the terms take part too, below the one that matches them all.
+    assert [hit.id for hit in hits if hit.fts_matched] == [both.public_id, words.public_id]
+    assert not by_id[meaning.public_id].fts_matched
 
 
 def test_decay_sinks_old_memories_of_fast_decaying_kinds(tenancy, owner, team):
@@ -150,7 +152,7 @@ def test_kind_filter(tenancy, owner, team):
     assert refused.value.field == "kinds"
 
 
-def test_full_text_falls_back_to_any_term_ranked_by_how_many_match(tenancy, owner, team):
+def test_full_text_matches_any_term_ranked_by_how_many_match(tenancy, owner, team):
     two, one, none = remember_all(
         tenancy.owner,
         [
@@ -164,8 +166,11 @@ def test_full_text_falls_back_to_any_term_ranked_by_how_many_match(tenancy, owne
     hits = recall(actor=owner, query=query, mode="fulltext")
     assert ids(hits) == [two.public_id, one.public_id]
     assert all(hit.fts_matched for hit in hits) and all(h.similarity is None for h in hits)
-    # When every term matches somewhere, only the memories matching all of them come back.
-    assert ids(recall(actor=owner, query="zebra quantum", mode="fulltext")) == [two.public_id]
+    # Memories matching only some terms take part even when one matches all of them.
+    assert ids(recall(actor=owner, query="zebra quantum", mode="fulltext")) == [
+        two.public_id,
+        one.public_id,
+    ]
     # Negated terms never count as a match in the fallback.
     assert ids(recall(actor=owner, query="kubernetes -quantum zebra", mode="fulltext")) == [
         two.public_id

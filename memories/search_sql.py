@@ -1,0 +1,312 @@
+"""The recall statement: its SQL, and the numbers that tune it (`Tuning`).
+
+The statement is built from fragments chosen by mode, filters and tuning, never from caller text;
+everything the caller sent goes in as a parameter. memories/search.py says what it does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+RRF_K = 60
+# The HNSW candidate list. pgvector's default of 40 found 6 of the true 10 nearest at 100,000
+# memories of the bench (clustered, template-like texts); 200 finds about 9 for ~3 ms more.
+MIN_EF_SEARCH = 200
+# At most this many rows matching the whole query are ranked (a very common word matches tens of
+# thousands), and at most `Tuning.term_rows` rows per term are looked at: rare terms are seen
+# whole, common ones (which say little) only in part. This bounds the full-text leg's cost.
+FULLTEXT_SCAN_LIMIT = 1000
+# Linear fusion scales cosine distances between the best candidate's and the farthest one's;
+# with few candidates (a small scope) that spread is at least this much, so the only candidate
+# still counts as a full match instead of dividing by zero.
+MIN_DISTANCE_SPREAD = 0.2
+IDF_ROW_LIMIT = 10_000
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """How recall ranks. The defaults are the product; bench/locomo.py --ablation varies them.
+
+    - bm25: a full-text row weighs the idf of the query terms it matches, idf as BM25 has it,
+      counted among the readable memories (term frequency and length are not counted: memories
+      are short, and length normalisation measured worse); otherwise ts_rank_cd;
+    - any_term_always: rows matching any query term always take part, beside those matching all
+      of them; otherwise only when all terms together match nothing;
+    - vector_depth, fulltext_depth: each leg keeps its best depth·k candidates;
+    - term_rows: rows looked at per query term;
+    - linear: fuse the legs' own scores (cosine scaled over the candidates, text weight scaled
+      by the best one's), `text_weight` to 1; otherwise reciprocal rank fusion (k = 60);
+    - coverage_power: a full-text row's share is scaled by its coverage (the idf-weighted share
+      of the query's terms it matches) to this power.
+    """
+
+    bm25: bool = True
+    any_term_always: bool = True
+    vector_depth: int = 10
+    fulltext_depth: int = 10
+    term_rows: int = 300
+    linear: bool = True
+    text_weight: float = 5.0
+    coverage_power: float = 1.5
+
+
+# The read path as it was before BM25 (the ablation's starting point in bench/locomo.py).
+BEFORE = Tuning(
+    bm25=False,
+    any_term_always=False,
+    vector_depth=4,
+    fulltext_depth=4,
+    term_rows=100,
+    linear=False,
+    coverage_power=1.0,
+)
+PRODUCT = Tuning()
+
+FILTER = "m.valid AND m.scope_id = ANY((SELECT ids FROM readable)::bigint[]){kinds}"
+
+VECTOR_LEG = """
+vec_memory AS MATERIALIZED (
+    SELECT m.id, m.embedding <=> (SELECT qv FROM input) AS distance
+    FROM memories_memory m
+    WHERE m.embedding IS NOT NULL AND {filter}
+    ORDER BY m.embedding <=> (SELECT qv FROM input)
+    LIMIT (SELECT n_vec FROM input)
+),
+vec_window AS MATERIALIZED (
+    SELECT w.memory_id AS id, w.embedding <=> (SELECT qv FROM input) AS distance
+    FROM memories_memorywindow w JOIN memories_memory m ON m.id = w.memory_id
+    WHERE {filter}
+    ORDER BY w.embedding <=> (SELECT qv FROM input)
+    LIMIT (SELECT n_vec FROM input)
+),
+vec AS (
+    SELECT id, min(distance) AS distance,
+           row_number() OVER (ORDER BY min(distance), id) AS rank
+    FROM (SELECT id, distance FROM vec_memory UNION ALL SELECT id, distance FROM vec_window) u
+    GROUP BY id
+    ORDER BY rank
+    LIMIT (SELECT n_vec FROM input)
+),"""
+
+NO_VECTOR_LEG = """
+vec AS (SELECT NULL::bigint AS id, NULL::float8 AS distance, NULL::bigint AS rank WHERE false),"""
+
+# fts_strict: rows matching the whole query (websearch syntax: phrases, "or", -negation).
+# fts_terms: the query's own positive lexemes, read back from the tsquery so that syntax decides
+# what a term is (negated terms stay out), each with up to {term_rows} rows that match it; df is
+# how many readable rows match it (exact below that cap). {scoring} (BM25 or the earlier one)
+# scores the rows that take part by the terms they match: coverage (their idf over that of all
+# terms) and a weight; fts ranks them by it.
+FULLTEXT_LEG = """
+fts_strict AS MATERIALIZED (
+    SELECT m.id FROM memories_memory m CROSS JOIN input i
+    WHERE m.search_vector @@ i.tsq AND {filter}
+    LIMIT {scan_limit}
+),
+fts_terms AS MATERIALIZED (
+    SELECT t.term, r.ids, cardinality(r.ids) AS df
+    FROM (
+        SELECT DISTINCT ('''' || found[2] || '''')::tsquery AS term
+        FROM regexp_matches(
+            (SELECT tsq::text FROM input), '(!?)''((?:[^'']|'''')+)''', 'g'
+        ) AS found
+        WHERE found[1] = ''
+    ) t
+    CROSS JOIN LATERAL (
+        SELECT coalesce(array_agg(x.id), '{{}}'::bigint[]) AS ids FROM (
+            SELECT m.id FROM memories_memory m
+            WHERE m.search_vector @@ t.term AND {filter}
+            LIMIT {term_rows}
+        ) x
+    ) r
+),
+{scoring}
+fts AS (
+    SELECT id, coverage, weight, row_number() OVER (ORDER BY {order}, id DESC) AS rank
+    FROM fts_scored
+    ORDER BY rank
+    LIMIT (SELECT n_fts FROM input)
+),"""
+
+# BM25: the pool is scored from the per-term row lists first (no row is read again; exact for
+# every term in at most term_rows rows), then its best 3·n rows are checked against every term,
+# so which rows of a very common term the lists happened to hold never decides a rank.
+BM25_SCORING = """fts_weights AS MATERIALIZED (
+    SELECT t.term, t.ids, {idf} AS idf FROM fts_terms t
+),
+fts_listed AS MATERIALIZED (
+    SELECT u.id, bool_or(u.strict) AS strict, sum(u.idf) AS idf
+    FROM (
+        SELECT id, true AS strict, 0::float8 AS idf FROM fts_strict
+        UNION ALL
+        SELECT x.id, false, w.idf
+        FROM fts_weights w CROSS JOIN unnest(w.ids) AS x(id)
+        WHERE {pool_condition}
+    ) u
+    GROUP BY u.id
+    ORDER BY bool_or(u.strict) DESC, sum(u.idf) DESC, u.id DESC
+    LIMIT 3 * (SELECT n_fts FROM input)
+),
+fts_scored AS MATERIALIZED (
+    SELECT l.id, l.strict,
+           CASE WHEN l.strict THEN 1.0 ELSE
+               coalesce(s.idf / nullif((SELECT sum(idf) FROM fts_weights), 0), 0)
+           END AS coverage,
+           CASE WHEN l.strict THEN (SELECT coalesce(sum(idf), 0) FROM fts_weights)
+                ELSE coalesce(s.idf, 0) END AS weight
+    FROM fts_listed l JOIN memories_memory m ON m.id = l.id
+    CROSS JOIN LATERAL (
+        SELECT sum(w.idf) AS idf FROM fts_weights w WHERE m.search_vector @@ w.term
+    ) s
+),"""
+
+# Before BM25: each row checked against every term, ts_rank_cd for the weight, idf among the
+# rows that matched any term.
+BEFORE_SCORING = """fts_pool AS MATERIALIZED (
+    SELECT id, bool_or(strict) AS strict
+    FROM (
+        SELECT id, true AS strict FROM fts_strict
+        UNION ALL
+        SELECT unnest(ids), false FROM fts_terms WHERE {pool_condition}
+    ) u
+    GROUP BY id
+),
+fts_weights AS MATERIALIZED (
+    SELECT t.term, {idf} AS idf FROM fts_terms t
+),
+fts_scored AS MATERIALIZED (
+    SELECT p.id, p.strict, s.terms,
+           CASE WHEN p.strict THEN 1.0 ELSE
+               coalesce(s.idf / nullif((SELECT sum(idf) FROM fts_weights), 0), 0) END AS coverage,
+           {weight} AS weight
+    FROM fts_pool p JOIN memories_memory m ON m.id = p.id
+    CROSS JOIN LATERAL (
+        SELECT count(*) AS terms, sum(w.idf) AS idf
+        FROM fts_weights w WHERE m.search_vector @@ w.term
+    ) s
+),"""
+
+# idf as BM25 has it, counted among the readable rows (never other scopes' rows): df is exact
+# up to term_rows, the number of rows up to IDF_ROW_LIMIT, so the count stays cheap however many
+# memories there are (a term in 300 of 100,000 rows weighs as one in 300 of 10,000).
+BM25_IDF = (
+    "ln(1 + (greatest((SELECT count(*) FROM (SELECT 1 FROM memories_memory m WHERE {filter}"
+    " LIMIT {rows}) r), t.df) - t.df + 0.5) / (t.df + 0.5))"
+)
+# Before BM25: idf among the rows that matched any term, ts_rank_cd for the weight.
+POOL_IDF = "ln(1 + ((SELECT count(*) FROM fts_pool) + 1.0) / (t.df + 0.5))"
+TS_RANK_WEIGHT = (
+    "ts_rank_cd(m.search_vector, CASE WHEN p.strict THEN (SELECT tsq FROM input) ELSE "
+    "(SELECT string_agg(term::text, ' | ')::tsquery FROM fts_terms) END)"
+)
+
+NO_FULLTEXT_LEG = """
+fts AS (SELECT NULL::bigint AS id, NULL::float8 AS coverage, NULL::float8 AS weight,
+               NULL::bigint AS rank WHERE false),"""
+
+SEARCH = """
+SET LOCAL hnsw.ef_search = %s;
+SET LOCAL hnsw.iterative_scan = relaxed_order;
+SET LOCAL jit = off;
+WITH input AS MATERIALIZED (
+    SELECT %s::vector AS qv, websearch_to_tsquery('english', %s::text) AS tsq,
+           %s::int AS n_vec, %s::int AS n_fts, %s::text[] AS kinds
+),
+readable AS MATERIALIZED (
+    SELECT coalesce(array_agg(id), '{{}}'::bigint[]) AS ids FROM ({scopes}) s
+),{vector_leg}{fulltext_leg}
+{fused}
+aged AS (
+    SELECT f.*, m.kind_id,
+           greatest(extract(epoch FROM now() - m.created_at)::float8 / 86400, 0) AS age_days
+    FROM fused f JOIN memories_memory m ON m.id = f.id
+),
+ranked AS (
+    SELECT a.*,
+           a.rrf * k.weight * power(0.5, a.age_days / greatest(k.half_life_days, 1)) AS score
+    FROM aged a JOIN memories_memorykind k ON k.slug = a.kind_id
+    ORDER BY score DESC, a.id DESC
+    LIMIT %s
+)
+SELECT r.id, m.public_id, m.content, m.kind_id, s.public_id, r.score,
+       1 - coalesce(r.distance, least(
+           m.embedding <=> (SELECT qv FROM input),
+           (SELECT min(w.embedding <=> (SELECT qv FROM input))
+            FROM memories_memorywindow w WHERE w.memory_id = m.id)
+       )) AS similarity,
+       r.fts_matched, r.age_days, m.content_original <> '' AS has_original
+FROM ranked r
+JOIN memories_memory m ON m.id = r.id
+JOIN scopes_scope s ON s.id = m.scope_id
+ORDER BY r.score DESC, r.id DESC
+"""
+
+
+RRF_FUSED = """fused AS (
+    SELECT coalesce(v.id, f.id) AS id, v.distance, f.id IS NOT NULL AS fts_matched,
+           coalesce(1.0 / ({rrf_k} + v.rank), 0)
+           + coalesce({coverage} / ({rrf_k} + f.rank), 0) AS rrf
+    FROM vec v FULL JOIN fts f ON f.id = v.id
+),"""
+
+# Linear: each leg's own score scaled to [0, 1] among this query's candidates (cosine distance
+# between the nearest and the farthest vector candidate; text weight over the best one's, times
+# coverage), then weighted; a row found by one leg only is scored by the other too.
+LINEAR_FUSED = """both_legs AS MATERIALIZED (
+    SELECT coalesce(v.id, f.id) AS id, v.distance AS leg_distance, f.id IS NOT NULL AS fts_matched,
+           coalesce(f.weight, 0) AS text_score, coalesce(f.coverage, 0) AS coverage,
+           coalesce(v.distance, m.embedding <=> (SELECT qv FROM input)) AS distance
+    FROM vec v FULL JOIN fts f ON f.id = v.id JOIN memories_memory m ON m.id = coalesce(v.id, f.id)
+),
+fused AS (
+    SELECT b.id, b.leg_distance AS distance, b.fts_matched,
+           (greatest(0, (s.far - b.distance) / (s.far - s.near))
+            + {text_weight} * {coverage} * b.text_score / greatest(s.best_text, 1e-9))
+           / (1 + {text_weight}) AS rrf
+    FROM both_legs b CROSS JOIN (
+        SELECT min(distance) AS near,
+               greatest(max(leg_distance), min(distance) + {spread}) AS far,
+               max(text_score) AS best_text
+        FROM both_legs
+    ) s
+),"""
+
+
+def statement(*, scopes_sql: str, kinds: bool, mode: str, tuning: Tuning) -> str:
+    """The recall statement for a mode ("hybrid", "vector", "fulltext") and a tuning."""
+    row_filter = FILTER.format(
+        kinds=" AND m.kind_id = ANY((SELECT kinds FROM input)::text[])" if kinds else ""
+    )
+    vector_leg = VECTOR_LEG.format(filter=row_filter) if mode != "fulltext" else NO_VECTOR_LEG
+    fulltext_leg = NO_FULLTEXT_LEG
+    if mode != "vector":
+        pool_condition = (
+            "true" if tuning.any_term_always else "NOT EXISTS (SELECT 1 FROM fts_strict)"
+        )
+        if tuning.bm25:
+            idf = BM25_IDF.format(filter=row_filter, rows=IDF_ROW_LIMIT)
+            scoring = BM25_SCORING.format(idf=idf, pool_condition=pool_condition)
+            order = "weight DESC"
+        else:
+            scoring = BEFORE_SCORING.format(
+                idf=POOL_IDF, weight=TS_RANK_WEIGHT, pool_condition=pool_condition
+            )
+            order = "strict DESC, terms DESC, coverage DESC, weight DESC"
+        fulltext_leg = FULLTEXT_LEG.format(
+            filter=row_filter,
+            scan_limit=FULLTEXT_SCAN_LIMIT,
+            term_rows=int(tuning.term_rows),
+            scoring=scoring,
+            order=order,
+        )
+    column = "b.coverage" if tuning.linear else "f.coverage"
+    coverage = f"power({column}, {float(tuning.coverage_power)})"
+    fused = (LINEAR_FUSED if tuning.linear else RRF_FUSED).format(
+        rrf_k=RRF_K,
+        text_weight=float(tuning.text_weight),
+        coverage=coverage,
+        spread=MIN_DISTANCE_SPREAD,
+    )
+    return SEARCH.format(
+        scopes=scopes_sql, vector_leg=vector_leg, fulltext_leg=fulltext_leg, fused=fused
+    )
