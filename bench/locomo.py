@@ -133,8 +133,8 @@ def setup_django(data_dir: Path) -> None:
 def issue_token() -> str:
     from django.contrib.auth import get_user_model
 
-    from scopes.access import Actor
     from scopes.services import token_create
+    from zeromemory.core.actor import Actor
 
     user = get_user_model().objects.create_user("bench", password="bench-password-1")
     return token_create(actor=Actor(user=user), name="locomo-bench").secret

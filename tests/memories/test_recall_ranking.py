@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from memories.search import recall
-from scopes.access import Actor
 from tests.factories import make_scope
 from tests.memories.test_recall import remember_all
+from zeromemory.core.actor import Actor
 
 QUESTION = "which project is called kestrel on the deploy script server"
 COMMON = [(f"The deploy script runs on the build server, note {i}.", "fact") for i in range(12)]
