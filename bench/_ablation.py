@@ -7,7 +7,7 @@ from dataclasses import replace
 
 def variants() -> list[tuple[str, object]]:
     """(name, Tuning): the read path before, each change alone on top of it, all of them."""
-    from memories.search_sql import BEFORE, PRODUCT
+    from memories.recall.sql import BEFORE, PRODUCT
 
     changes = {
         "BM25 idf within the readable scopes": {"bm25": True},

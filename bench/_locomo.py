@@ -147,14 +147,15 @@ def anchor_ranks(questions: list[Question], loaded: dict) -> dict[str, list[list
     from django.db import connection, transaction
 
     from memories import embeddings
-    from memories.search import _vector_literal, ef_search_for
+    from memories.recall.recall import ef_search_for
     from scopes.models import Scope
+    from zeromemory.core.sql import vector_literal
 
     pk_of = dict(Scope.objects.values_list("public_id", "id"))
     vector, fulltext, fused = [], [], []
     for question in questions:
         scope = pk_of[loaded[question.conversation]["scope"]]
-        literal = _vector_literal(embeddings.embed_query(question.text))
+        literal = vector_literal(embeddings.embed_query(question.text))
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute(f"SET LOCAL hnsw.ef_search = {ef_search_for(ANCHOR_DEPTH)}")
             cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")

@@ -211,7 +211,7 @@ def context_over_http(api: Api, questions: list[Question], loaded: dict):
 def ablation(questions: list[Question], loaded: dict) -> dict[str, Scores]:
     from _ablation import variants
 
-    from memories.search import ScopeSelection, search
+    from memories.recall.recall import ScopeSelection, search
     from scopes.models import Scope
 
     pk_of = dict(Scope.objects.values_list("public_id", "id"))

@@ -1029,7 +1029,7 @@ def quality(
     actor, queries: list[Query], public_ids: list[str], mode: str, tuning=None
 ) -> dict[str, dict]:
     """recall@10 and MRR by query type; with `tuning`, through search() (the ablation)."""
-    from memories.search import recall, search, select_scopes
+    from memories.recall.recall import recall, search, select_scopes
 
     ranks: dict[str, list[int | None]] = {}
     selection = select_scopes(actor=actor, scopes=None)
@@ -1080,7 +1080,7 @@ def explain_recall(actor, query: str) -> str:
     """EXPLAIN ANALYZE of one real recall statement: which indexes the legs use."""
     from django.db import connection
 
-    from memories import search
+    from memories.recall import recall as search
 
     plans: list[str] = []
 
@@ -1115,8 +1115,8 @@ def main() -> None:
     from django.db import connection
 
     from memories import embeddings
-    from memories.context import briefing, build_context
-    from memories.search import recall
+    from memories.recall.context import briefing, build_context
+    from memories.recall.recall import recall
     from scopes.models import ScopeKind
     from scopes.services import scope_create
     from zeromemory.core.actor import Actor

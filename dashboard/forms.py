@@ -16,7 +16,7 @@ from memories.models import (
     MemoryState,
     TranslationStatus,
 )
-from memories.search import MAX_QUERY_CHARS
+from memories.recall.inputs import MAX_QUERY_CHARS
 from scopes.models import Role, Scope, ScopeKind
 from zeromemory.core.actor import Surface
 

@@ -22,7 +22,7 @@ from dashboard.common import (
 from dashboard.forms import ForgetForm, MemoryEditForm, MemoryFilterForm, RememberForm
 from memories import selectors
 from memories.models import Memory, SourceKind
-from memories.search import Hit, recall
+from memories.recall.recall import Hit, recall
 from memories.services import lifecycle
 from memories.services.remember import RememberInput, memory_remember
 from scopes import access

@@ -14,8 +14,9 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memories import activity, context, search
+from memories import activity
 from memories.models import ActivityOperation, ActivityOutcome
+from memories.recall import budget, context, inputs, recall
 from memories.schemas import ActivityOut, ActivityPageOut, ContextOut, RecallOut
 from zeromemory.core.actor import Surface, actor_for_request
 from zeromemory.core.rendering import render
@@ -43,14 +44,14 @@ class RecallView(APIView):
     @extend_schema_serializer(component_name="RecallRequest")
     class Input(StrictSerializer):
         query = StrictCharField(
-            trim_whitespace=False, allow_blank=True, max_length=search.MAX_QUERY_CHARS
+            trim_whitespace=False, allow_blank=True, max_length=inputs.MAX_QUERY_CHARS
         )
-        scopes = _id_list(max_length=search.MAX_SCOPES)
+        scopes = _id_list(max_length=inputs.MAX_SCOPES)
         kinds = serializers.ListField(
             child=StrictCharField(max_length=32), required=False, allow_null=True
         )
         k = StrictIntegerField(
-            required=False, default=search.DEFAULT_K, min_value=1, max_value=search.MAX_K
+            required=False, default=inputs.DEFAULT_K, min_value=1, max_value=inputs.MAX_K
         )
 
     @extend_schema(
@@ -63,7 +64,7 @@ class RecallView(APIView):
         body = self.Input(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
-        hits = search.recall(
+        hits = recall.recall(
             actor=actor,
             query=data["query"],
             scopes=data.get("scopes"),
@@ -77,15 +78,15 @@ class ContextView(APIView):
     @extend_schema_serializer(component_name="ContextRequest")
     class Input(StrictSerializer):
         topic = StrictCharField(
-            trim_whitespace=False, allow_blank=True, max_length=search.MAX_QUERY_CHARS
+            trim_whitespace=False, allow_blank=True, max_length=inputs.MAX_QUERY_CHARS
         )
         max_tokens = StrictIntegerField(
             required=False,
-            default=context.DEFAULT_TOKENS,
-            min_value=context.MIN_TOKENS,
-            max_value=context.MAX_TOKENS,
+            default=budget.DEFAULT_TOKENS,
+            min_value=budget.MIN_TOKENS,
+            max_value=budget.MAX_TOKENS,
         )
-        scopes = _id_list(max_length=search.MAX_SCOPES)
+        scopes = _id_list(max_length=inputs.MAX_SCOPES)
 
     @extend_schema(
         request=Input,
@@ -110,9 +111,9 @@ class BriefingView(APIView):
     class Filters(StrictSerializer):
         max_tokens = serializers.IntegerField(
             required=False,
-            default=context.DEFAULT_TOKENS,
-            min_value=context.MIN_TOKENS,
-            max_value=context.MAX_TOKENS,
+            default=budget.DEFAULT_TOKENS,
+            min_value=budget.MIN_TOKENS,
+            max_value=budget.MAX_TOKENS,
         )
         scopes = StrictCharField(required=False, allow_blank=True, max_length=2000)
 

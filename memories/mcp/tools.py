@@ -15,10 +15,12 @@ from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from memories import context, search, selectors
+from memories import selectors
 from memories.mcp import contract
 from memories.mcp.server import ZeroMemoryServer, run_tool
 from memories.models import Memory, SourceKind, TranslationStatus
+from memories.recall import budget, context, inputs
+from memories.recall.recall import recall as hybrid_recall
 from memories.schemas import ContextOut, MemoryOut, RecallOut, RememberToolOut
 from memories.services import lifecycle
 from memories.services.remember import RememberInput, memory_remember
@@ -34,7 +36,7 @@ ScopeId = Annotated[str, Field(max_length=40)]
 ScopeIds = Annotated[
     list[ScopeId] | None,
     Field(
-        max_length=search.MAX_SCOPES,
+        max_length=inputs.MAX_SCOPES,
         description="Scope ids from list_scopes; omit for every scope you can read.",
     ),
 ]
@@ -42,8 +44,8 @@ MaxTokens = Annotated[
     int,
     Field(
         strict=True,
-        ge=context.MIN_TOKENS,
-        le=context.MAX_TOKENS,
+        ge=budget.MIN_TOKENS,
+        le=budget.MAX_TOKENS,
         description="Token budget for the whole answer.",
     ),
 ]
@@ -116,16 +118,16 @@ async def recall(
     query: Annotated[
         str,
         Field(
-            max_length=search.MAX_QUERY_CHARS,
+            max_length=inputs.MAX_QUERY_CHARS,
             description="In English; run exactly as sent, never translated.",
         ),
     ],
     scopes: ScopeIds = None,
     kinds: Annotated[list[Annotated[str, Field(max_length=32)]] | None, Field()] = None,
-    k: Annotated[int, Field(strict=True, ge=1, le=search.MAX_K)] = search.DEFAULT_K,
+    k: Annotated[int, Field(strict=True, ge=1, le=inputs.MAX_K)] = inputs.DEFAULT_K,
 ) -> Annotated[CallToolResult, RecallOut]:
     def work(actor: Actor) -> dict[str, Any]:
-        hits = search.recall(actor=actor, query=query, scopes=scopes, kinds=kinds, k=k)
+        hits = hybrid_recall(actor=actor, query=query, scopes=scopes, kinds=kinds, k=k)
         return {"query": query, "results": [hit.as_dict() for hit in hits]}
 
     return await run_tool(ctx, work)
@@ -136,11 +138,11 @@ async def build_context(
     topic: Annotated[
         str,
         Field(
-            max_length=search.MAX_QUERY_CHARS,
+            max_length=inputs.MAX_QUERY_CHARS,
             description="In English; searched exactly as sent, never translated.",
         ),
     ],
-    max_tokens: MaxTokens = context.DEFAULT_TOKENS,
+    max_tokens: MaxTokens = budget.DEFAULT_TOKENS,
     scopes: ScopeIds = None,
 ) -> Annotated[CallToolResult, ContextOut]:
     def work(actor: Actor) -> dict[str, Any]:
@@ -155,7 +157,7 @@ async def build_context(
 async def briefing(
     ctx: Context,
     scopes: ScopeIds = None,
-    max_tokens: MaxTokens = context.DEFAULT_TOKENS,
+    max_tokens: MaxTokens = budget.DEFAULT_TOKENS,
 ) -> Annotated[CallToolResult, ContextOut]:
     def work(actor: Actor) -> dict[str, Any]:
         return context.briefing(actor=actor, max_tokens=max_tokens, scopes=scopes).as_dict()

@@ -134,7 +134,7 @@ def every_page(tenancy, memories):
         lang="fr",
     )
     token_create(actor=Actor(user=tenancy.owner), name="ci")
-    from memories.search import recall
+    from memories.recall.recall import recall
 
     recall(actor=Actor(user=tenancy.owner, surface="dashboard"), query="health endpoint")
     team = tenancy.team.public_id

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from memories.models import ActivityLog, Memory
-from memories.search import recall
+from memories.recall.recall import recall
 from tests.dashboard.conftest import HTMX, remember, verbatim_of
 
 

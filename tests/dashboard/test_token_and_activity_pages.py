@@ -6,7 +6,7 @@ import re
 from datetime import date, timedelta
 
 from memories.models import ActivityLog
-from memories.search import recall
+from memories.recall.recall import recall
 from scopes.models import ApiToken
 from scopes.services import hash_token_secret, token_create
 from tests.dashboard.conftest import HTMX

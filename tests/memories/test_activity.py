@@ -12,9 +12,9 @@ from django_q.models import Schedule
 
 from memories import tasks
 from memories.activity import activity_prune
-from memories.context import briefing
 from memories.models import ActivityLog, Memory
-from memories.search import recall
+from memories.recall.context import briefing
+from memories.recall.recall import recall
 from memories.services.remember import RememberInput, memory_remember_many
 from scopes.models import ApiToken
 from tests.factories import make_token

@@ -8,8 +8,9 @@ import pytest
 from django.utils import timezone
 
 from memories import tasks
-from memories.context import briefing, build_context, count_tokens
 from memories.models import Memory
+from memories.recall.budget import count_tokens
+from memories.recall.context import briefing, build_context
 from memories.services.remember import RememberInput, memory_remember_many
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import NotFound, ValidationFailed

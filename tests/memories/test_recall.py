@@ -8,10 +8,12 @@ import numpy as np
 import pytest
 from django.utils import timezone
 
-from memories import search, search_sql, tasks
+from memories import tasks
 from memories.embeddings import embed_query
 from memories.models import Memory
-from memories.search import recall
+from memories.recall import inputs as search
+from memories.recall import sql as search_sql
+from memories.recall.recall import recall
 from memories.services import lifecycle
 from memories.services.remember import RememberInput, memory_remember_many
 from tests.factories import make_scope

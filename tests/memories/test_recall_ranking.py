@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memories.search import recall
+from memories.recall.recall import recall
 from tests.factories import make_scope
 from tests.memories.test_recall import remember_all
 from zeromemory.core.actor import Actor

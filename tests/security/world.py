@@ -9,7 +9,7 @@ from typing import Any
 from django.test import Client
 from rest_framework.test import APIClient
 
-from memories import search
+from memories.recall import recall as search
 from memories.services.lifecycle import memory_forget
 from memories.services.remember import RememberInput, memory_remember
 from scopes.models import Role, Scope

@@ -6,5 +6,6 @@ from collections.abc import Iterable
 
 
 def vector_literal(values: Iterable[float]) -> str:
-    """A pgvector literal, `[0.1,0.2,…]`, for a parameter cast with `::vector`."""
-    return "[" + ",".join(map(repr, values)) + "]"
+    """A pgvector literal, `[0.1,0.2,…]`, for a parameter cast with `::vector`. Seven significant
+    digits keep all of a float32 embedding's precision in a shorter string."""
+    return "[" + ",".join(f"{x:.7g}" for x in values) + "]"

@@ -20,8 +20,8 @@ the nearest), the text score is the weight over the best row's, times coverage^1
 weighted 1 : 5 and divided by 6, so a memory first in both legs scores 1. Reciprocal rank fusion
 threw away how far ahead a leg's first rows are, which is what the full-text weight knows about
 rare terms. The fused score is then multiplied by the kind's weight and an age decay
-0.5^(age / half-life), both from the MemoryKind catalogue. memories/search_sql.py holds the
-statement and its tuning; bench/locomo.py --ablation measures each part.
+0.5^(age / half-life), both from the MemoryKind catalogue. `sql.py` and `statement.py` hold
+the statement and its tuning; bench/locomo.py --ablation measures each part.
 
 The query is embedded and matched exactly as it arrived: no trimming, normalising or translating,
 and no LLM call. The scopes come from `scopes.access`; the SQL only ever sees their ids.
@@ -43,25 +43,24 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.core.exceptions import EmptyResultSet
 from django.db import connection
-from django.utils.translation import gettext as _
 
 from memories import embeddings
 from memories.activity import elapsed_ms, log_activity, log_failure
-from memories.kinds import kind_for_slug
 from memories.models import ActivityOperation
-from memories.search_sql import MIN_EF_SEARCH, PRODUCT, Tuning, statement
-from scopes import access
+from memories.recall.inputs import (
+    DEFAULT_K,
+    MODES,
+    ScopeSelection,
+    select_scopes,
+    validate_k,
+    validate_kinds,
+    validate_query,
+)
+from memories.recall.sql import MIN_EF_SEARCH, PRODUCT, Tuning
+from memories.recall.statement import statement
 from zeromemory.core.actor import Actor
-from zeromemory.core.errors import NotFound, ValidationFailed
-
-MAX_K = 50
-DEFAULT_K = 10
-MAX_QUERY_CHARS = 4000
-MAX_SCOPES = 50
-
-MODES = ("hybrid", "vector", "fulltext")
+from zeromemory.core.sql import vector_literal
 
 
 @dataclass(frozen=True)
@@ -91,88 +90,6 @@ class Hit:
         }
 
 
-@dataclass(frozen=True)
-class ScopeSelection:
-    """The scopes a read covers: SQL yielding their ids, and what the caller asked for."""
-
-    sql: str
-    params: tuple[Any, ...]
-    requested: list[str]
-
-
-_NO_SCOPES = "SELECT NULL::bigint AS id WHERE false"
-
-
-def select_scopes(*, actor: Actor, scopes: Sequence[str] | None) -> ScopeSelection:
-    """Readable scopes, or the requested ones; a scope the actor cannot read answers 404.
-
-    Without a request the readable-scopes query itself is embedded in the search statement, so
-    the search stays one round trip.
-    """
-    if scopes is not None and (
-        not isinstance(scopes, list | tuple) or not all(isinstance(s, str) for s in scopes)
-    ):
-        raise ValidationFailed("scopes", _("Must be a list of scope ids."))
-    if not scopes:
-        readable = access.readable_scopes(actor).values("id")
-        try:
-            sql, params = readable.query.sql_with_params()
-        except EmptyResultSet:
-            sql, params = _NO_SCOPES, ()
-        return ScopeSelection(sql=sql, params=tuple(params), requested=[])
-    requested = list(dict.fromkeys(scopes))
-    if len(requested) > MAX_SCOPES:
-        raise ValidationFailed("scopes", _("At most %(n)d scopes.") % {"n": MAX_SCOPES})
-    found = dict(
-        access.readable_scopes(actor).filter(public_id__in=requested).values_list("public_id", "id")
-    )
-    for public_id in requested:
-        if public_id not in found:
-            try:
-                access.readable_scope(actor, public_id)  # the access module's own 404
-            except NotFound as exc:
-                raise exc.naming("scopes") from None
-    ids = [found[public_id] for public_id in requested]
-    return ScopeSelection(
-        sql="SELECT unnest(%s::bigint[]) AS id", params=(ids,), requested=requested
-    )
-
-
-def validate_query(query: object, *, field_name: str = "query") -> str:
-    """Refuse what cannot be searched; return the query unchanged otherwise."""
-    if not isinstance(query, str) or not query.strip():
-        raise ValidationFailed(field_name, _("The query is empty."))
-    if len(query) > MAX_QUERY_CHARS:
-        raise ValidationFailed(
-            field_name, _("The query is longer than %(n)d characters.") % {"n": MAX_QUERY_CHARS}
-        )
-    if "\x00" in query:
-        raise ValidationFailed(field_name, _("NUL characters are not allowed."))
-    try:
-        query.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ValidationFailed(field_name, _("The query is not valid UTF-8 text.")) from None
-    return query
-
-
-def validate_kinds(kinds: Sequence[str] | None) -> list[str] | None:
-    if kinds is None:
-        return None
-    if not isinstance(kinds, list | tuple):
-        raise ValidationFailed("kinds", _("Must be a list of kinds."))
-    return [kind_for_slug(kind, field="kinds").slug for kind in dict.fromkeys(kinds)] or None
-
-
-def validate_k(k: object) -> int:
-    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
-        raise ValidationFailed("k", _("Must be an integer from 1 to %(n)d.") % {"n": MAX_K})
-    return k
-
-
-def _vector_literal(vector: Sequence[float]) -> str:
-    return "[" + ",".join(f"{x:.7g}" for x in vector) + "]"
-
-
 def ef_search_for(candidates: int) -> int:
     return max(MIN_EF_SEARCH, candidates)
 
@@ -196,7 +113,7 @@ def search(
     sql = statement(scopes_sql=selection.sql, kinds=bool(kinds), mode=mode, tuning=tuning)
     params = [
         ef_search_for(tuning.vector_depth * k),
-        _vector_literal(vector) if vector is not None else None,
+        vector_literal(vector) if vector is not None else None,
         query,
         tuning.vector_depth * k,
         tuning.fulltext_depth * k,

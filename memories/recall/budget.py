@@ -1,0 +1,255 @@
+"""The token budget of context and briefings: counting, cutting, filling and rendering sections.
+
+memories/recall/context.py says how the budget is shared.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from django.utils.translation import gettext as _
+
+from memories import embeddings
+from zeromemory.core.errors import ValidationFailed
+
+MIN_TOKENS = 100
+MAX_TOKENS = 32_000
+DEFAULT_TOKENS = 2_000
+RECENT_DAYS = 14
+RECENT_KINDS = ("decision", "convention")
+OPEN_LOOP_KINDS = ("task", "open_question")
+SHARES = {"focus": 0.5, "recent": 0.25, "open_loops": 0.25}
+# A cut row shorter than this says too little to be worth its id and kind.
+MIN_TRUNCATED_CONTENT_TOKENS = 8
+ELLIPSIS = "…"
+# The vector leg ranks every memory, however far; in a small store the tail is noise that would
+# crowd out the other sections. A hit the full-text leg did not match needs this cosine.
+MIN_RELEVANT_SIMILARITY = 0.3
+# Briefing: a memory recalled n times weighs 1 + RECALL_FACTOR * ln(1 + n) times more, so use
+# counts without letting a few hot memories drown everything else.
+RECALL_FACTOR = 0.25
+
+
+@cache
+def _tokenizer():
+    """The embedding model's tokenizer, without its truncation to the model's window."""
+    from tokenizers import Tokenizer
+
+    tokenizer_file = Path(embeddings.model_name()) / "tokenizer.json"
+    if tokenizer_file.exists():  # no need to load torch just to count
+        tokenizer = Tokenizer.from_file(str(tokenizer_file))
+    else:
+        tokenizer = Tokenizer.from_str(embeddings.get_model().tokenizer.backend_tokenizer.to_str())
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    return tokenizer
+
+
+def count_tokens(text: str) -> int:
+    return len(_tokenizer().encode(text, add_special_tokens=False).ids)
+
+
+def _cut(text: str, tokens: int) -> str:
+    """The longest prefix of `text` that ends at the end of its first `tokens` tokens."""
+    offsets = _tokenizer().encode(text, add_special_tokens=False).offsets
+    if tokens <= 0 or not offsets:
+        return ""
+    return text[: offsets[min(tokens, len(offsets)) - 1][1]]
+
+
+def validate_max_tokens(max_tokens: object) -> int:
+    if (
+        isinstance(max_tokens, bool)
+        or not isinstance(max_tokens, int)
+        or not MIN_TOKENS <= max_tokens <= MAX_TOKENS
+    ):
+        raise ValidationFailed(
+            "max_tokens",
+            _("Must be an integer from %(lo)d to %(hi)d.") % {"lo": MIN_TOKENS, "hi": MAX_TOKENS},
+        )
+    return max_tokens
+
+
+@dataclass(frozen=True)
+class Candidate:
+    pk: int
+    id: str
+    kind: str
+    scope: str
+    content: str
+    age_days: float
+    score: float | None = None
+
+
+@dataclass
+class Row:
+    candidate: Candidate
+    content: str
+    truncated: bool
+    line: str
+    tokens: int
+
+    def as_dict(self) -> dict[str, Any]:
+        candidate = self.candidate
+        return {
+            "id": candidate.id,
+            "kind": candidate.kind,
+            "scope": candidate.scope,
+            "content": self.content,
+            "truncated": self.truncated,
+            "tokens": self.tokens,
+            "score": candidate.score,
+            "age_days": round(candidate.age_days, 2),
+        }
+
+
+@dataclass
+class Section:
+    name: str
+    title: str
+    share: float
+    candidates: list[Candidate]
+    budget: int = 0
+    rows: list[Row] = field(default_factory=list)
+    next_candidate: int = 0
+
+    @property
+    def heading(self) -> str:
+        return f"## {self.title}"
+
+    @property
+    def tokens(self) -> int:
+        if not self.rows:
+            return 0
+        return count_tokens(self.heading) + sum(row.tokens for row in self.rows)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "title": self.title,
+            "budget": self.budget,
+            "tokens": self.tokens,
+            "rows": [row.as_dict() for row in self.rows],
+        }
+
+
+@dataclass
+class Context:
+    topic: str | None
+    max_tokens: int
+    tokens: int
+    sections: list[Section]
+    markdown: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "topic": self.topic,
+            "max_tokens": self.max_tokens,
+            "tokens": self.tokens,
+            "sections": [section.as_dict() for section in self.sections],
+            "markdown": self.markdown,
+        }
+
+    def result_ids(self) -> list[dict[str, Any]]:
+        return [
+            {"id": row.candidate.id, "score": row.candidate.score, "section": section.name}
+            for section in self.sections
+            for row in section.rows
+        ]
+
+
+def _line(candidate: Candidate, content: str) -> str:
+    # One line per memory: whitespace inside the content becomes single spaces (the same
+    # tokens: the tokenizer drops whitespace), so the markdown list stays a list.
+    return f"- [{candidate.kind}] {' '.join(content.split())} ({candidate.id})"
+
+
+def _whole(candidate: Candidate) -> Row:
+    line = _line(candidate, candidate.content)
+    return Row(candidate, candidate.content, False, line, count_tokens(line))
+
+
+def _truncated(candidate: Candidate, room: int) -> Row | None:
+    """The candidate cut to fit `room` tokens, or None when too little of it would fit."""
+    frame = count_tokens(_line(candidate, ELLIPSIS))  # everything but the content
+    keep = room - frame
+    while keep >= MIN_TRUNCATED_CONTENT_TOKENS:
+        content = _cut(candidate.content, keep).rstrip() + ELLIPSIS
+        line = _line(candidate, content)
+        tokens = count_tokens(line)
+        if tokens <= room:
+            return Row(candidate, content, True, line, tokens)
+        keep -= tokens - room  # a cut word can split into more pieces; shrink and retry
+    return None
+
+
+def _fill(section: Section, room: int, shown: set[str]) -> int:
+    """Add rows in order while they fit in `room`; returns the tokens used."""
+    used = 0
+    heading = count_tokens(section.heading)
+    while section.next_candidate < len(section.candidates):
+        candidate = section.candidates[section.next_candidate]
+        if candidate.id in shown:
+            section.next_candidate += 1
+            continue
+        overhead = 0 if section.rows else heading
+        row = _whole(candidate)
+        if overhead + row.tokens > room - used:
+            row = _truncated(candidate, room - used - overhead)
+            if row is not None:
+                section.rows.append(row)
+                shown.add(candidate.id)
+                used += overhead + row.tokens
+            return used  # the section is full; the truncated row, if any, stays last
+        section.rows.append(row)
+        shown.add(candidate.id)
+        used += overhead + row.tokens
+        section.next_candidate += 1
+    return used
+
+
+def _allot(sections: list[Section], available: int) -> None:
+    shown: set[str] = set()
+    carry = 0
+    for section in sections:
+        section.budget = int(available * section.share) + carry
+        carry = section.budget - _fill(section, section.budget, shown)
+    # Whatever the last sections left unused goes back, in order, to sections with more to say.
+    left = available - sum(section.tokens for section in sections)
+    for section in sections:
+        if left <= 0:
+            break
+        if section.rows and section.rows[-1].truncated:
+            row = section.rows.pop()  # give its tokens back and try it whole, or cut longer
+            shown.discard(row.candidate.id)
+            left += row.tokens + (0 if section.rows else count_tokens(section.heading))
+        left -= _fill(section, left, shown)
+        section.budget = max(section.budget, section.tokens)
+
+
+def _render(title: str, sections: list[Section]) -> str:
+    parts = [f"# {title}"]
+    for section in sections:
+        if section.rows:
+            parts.append("")
+            parts.append(section.heading)
+            parts.extend(row.line for row in section.rows)
+    return "\n".join(parts) + "\n"
+
+
+def assemble(*, title: str, topic: str | None, max_tokens: int, sections: list[Section]) -> Context:
+    available = max_tokens - count_tokens(f"# {title}")
+    _allot(sections, available)
+    markdown = _render(title, sections)
+    total = count_tokens(markdown)
+    while total > max_tokens:  # a safety net: line counts add up, so this should never run
+        section = next(s for s in reversed(sections) if s.rows)
+        section.rows.pop()
+        markdown = _render(title, sections)
+        total = count_tokens(markdown)
+    return Context(
+        topic=topic, max_tokens=max_tokens, tokens=total, sections=sections, markdown=markdown
+    )

@@ -1,0 +1,147 @@
+"""build_context() and briefing(): what an agent should know before it starts, within a budget.
+
+Three sections, each with a share of the token budget:
+
+1. the memories relevant to the topic (recall: hits the full-text leg matched, or at cosine 0.3
+   or more), or, for a briefing without a topic, the most important ones: kind weight x age
+   decay x a recall-frequency factor;
+2. decisions and conventions from the last two weeks, newest first;
+3. open loops: tasks and open questions, oldest first (the longest-waiting first).
+
+Tokens are counted with the embedding model's own WordPiece tokenizer (bundled, offline). Every
+line of the markdown is a whole number of tokens and lines are joined by whitespace, which that
+tokenizer never turns into a token, so the markdown's count is the sum of its lines' counts; the
+final markdown is still counted once more, and the budget is never exceeded. A row that does not
+fit whole is cut at a token boundary and marked truncated. Budget a section leaves unused goes
+to the next one, and what is left at the end goes back to the sections that had more to show.
+A memory shows up once, in the first section that has it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from django.utils.translation import gettext as _
+
+from memories.activity import elapsed_ms, log_activity, log_failure
+from memories.models import ActivityOperation
+from memories.recall.budget import (
+    DEFAULT_TOKENS,
+    MIN_RELEVANT_SIMILARITY,
+    SHARES,
+    Candidate,
+    Context,
+    Section,
+    assemble,
+    validate_max_tokens,
+)
+from memories.recall.inputs import select_scopes, validate_query
+from memories.recall.recall import search
+from memories.recall.sections import candidate_limit, important_rows, sections_after
+from zeromemory.core.actor import Actor
+
+
+def build_context(
+    *,
+    actor: Actor,
+    topic: str,
+    max_tokens: int = DEFAULT_TOKENS,
+    scopes: Sequence[str] | None = None,
+) -> Context:
+    """Context for an agent about to work on `topic`, in at most `max_tokens` tokens."""
+    started = time.perf_counter()
+    options = {"max_tokens": max_tokens}
+    try:
+        validate_query(topic, field_name="topic")
+        max_tokens = validate_max_tokens(max_tokens)
+        selection = select_scopes(actor=actor, scopes=scopes)
+        k = candidate_limit(max_tokens * SHARES["focus"], per_row=50, lo=5, hi=50)
+        hits = search(query=topic, selection=selection, k=k)
+        focus = Section(
+            "relevant",
+            _("Relevant to the topic"),
+            SHARES["focus"],
+            [
+                Candidate(hit.pk, hit.id, hit.kind, hit.scope, hit.content, hit.age_days, hit.score)
+                for hit in hits
+                if hit.fts_matched or (hit.similarity or 0.0) >= MIN_RELEVANT_SIMILARITY
+            ],
+        )
+        context = assemble(
+            title=_("Context"),
+            topic=topic,
+            max_tokens=max_tokens,
+            sections=sections_after(focus, selection, max_tokens),
+        )
+    except Exception as exc:
+        log_failure(
+            actor=actor,
+            operation=ActivityOperation.BUILD_CONTEXT,
+            error=exc,
+            started=started,
+            query=topic,
+            scopes=scopes or [],
+            options=options,
+        )
+        raise
+    results = context.result_ids()
+    log_activity(
+        actor=actor,
+        operation=ActivityOperation.BUILD_CONTEXT,
+        query=topic,
+        scopes=selection.requested,
+        options=options,
+        results=results,
+        latency_ms=elapsed_ms(started),
+        # Only the rows found for the topic count as recalled.
+        recalled_ids=[row.candidate.pk for row in context.sections[0].rows],
+    )
+    return context
+
+
+def briefing(
+    *, actor: Actor, max_tokens: int = DEFAULT_TOKENS, scopes: Sequence[str] | None = None
+) -> Context:
+    """A session-start briefing: build_context without a topic.
+
+    Its rows do not bump recall counts: the briefing ranks by them, and counting its own
+    answers would keep the same memories on top forever.
+    """
+    started = time.perf_counter()
+    options = {"max_tokens": max_tokens}
+    try:
+        max_tokens = validate_max_tokens(max_tokens)
+        selection = select_scopes(actor=actor, scopes=scopes)
+        limit = candidate_limit(max_tokens * SHARES["focus"], per_row=25, lo=10, hi=400)
+        focus = Section(
+            "important",
+            _("Most important"),
+            SHARES["focus"],
+            important_rows(selection, limit),
+        )
+        context = assemble(
+            title=_("Session briefing"),
+            topic=None,
+            max_tokens=max_tokens,
+            sections=sections_after(focus, selection, max_tokens),
+        )
+    except Exception as exc:
+        log_failure(
+            actor=actor,
+            operation=ActivityOperation.BRIEFING,
+            error=exc,
+            started=started,
+            scopes=scopes or [],
+            options=options,
+        )
+        raise
+    log_activity(
+        actor=actor,
+        operation=ActivityOperation.BRIEFING,
+        scopes=selection.requested,
+        options=options,
+        results=context.result_ids(),
+        latency_ms=elapsed_ms(started),
+    )
+    return context

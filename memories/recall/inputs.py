@@ -1,0 +1,101 @@
+"""What recall, build_context and briefings check before they search: the query, k, kinds,
+and the scopes (each must be readable; none means every readable scope)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.core.exceptions import EmptyResultSet
+from django.utils.translation import gettext as _
+
+from memories.kinds import kind_for_slug
+from scopes import access
+from zeromemory.core.actor import Actor
+from zeromemory.core.errors import NotFound, ValidationFailed
+
+MAX_K = 50
+DEFAULT_K = 10
+MAX_QUERY_CHARS = 4000
+MAX_SCOPES = 50
+
+MODES = ("hybrid", "vector", "fulltext")
+
+
+@dataclass(frozen=True)
+class ScopeSelection:
+    """The scopes a read covers: SQL yielding their ids, and what the caller asked for."""
+
+    sql: str
+    params: tuple[Any, ...]
+    requested: list[str]
+
+
+_NO_SCOPES = "SELECT NULL::bigint AS id WHERE false"
+
+
+def select_scopes(*, actor: Actor, scopes: Sequence[str] | None) -> ScopeSelection:
+    """Readable scopes, or the requested ones; a scope the actor cannot read answers 404.
+
+    Without a request the readable-scopes query itself is embedded in the search statement, so
+    the search stays one round trip.
+    """
+    if scopes is not None and (
+        not isinstance(scopes, list | tuple) or not all(isinstance(s, str) for s in scopes)
+    ):
+        raise ValidationFailed("scopes", _("Must be a list of scope ids."))
+    if not scopes:
+        readable = access.readable_scopes(actor).values("id")
+        try:
+            sql, params = readable.query.sql_with_params()
+        except EmptyResultSet:
+            sql, params = _NO_SCOPES, ()
+        return ScopeSelection(sql=sql, params=tuple(params), requested=[])
+    requested = list(dict.fromkeys(scopes))
+    if len(requested) > MAX_SCOPES:
+        raise ValidationFailed("scopes", _("At most %(n)d scopes.") % {"n": MAX_SCOPES})
+    found = dict(
+        access.readable_scopes(actor).filter(public_id__in=requested).values_list("public_id", "id")
+    )
+    for public_id in requested:
+        if public_id not in found:
+            try:
+                access.readable_scope(actor, public_id)  # the access module's own 404
+            except NotFound as exc:
+                raise exc.naming("scopes") from None
+    ids = [found[public_id] for public_id in requested]
+    return ScopeSelection(
+        sql="SELECT unnest(%s::bigint[]) AS id", params=(ids,), requested=requested
+    )
+
+
+def validate_query(query: object, *, field_name: str = "query") -> str:
+    """Refuse what cannot be searched; return the query unchanged otherwise."""
+    if not isinstance(query, str) or not query.strip():
+        raise ValidationFailed(field_name, _("The query is empty."))
+    if len(query) > MAX_QUERY_CHARS:
+        raise ValidationFailed(
+            field_name, _("The query is longer than %(n)d characters.") % {"n": MAX_QUERY_CHARS}
+        )
+    if "\x00" in query:
+        raise ValidationFailed(field_name, _("NUL characters are not allowed."))
+    try:
+        query.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValidationFailed(field_name, _("The query is not valid UTF-8 text.")) from None
+    return query
+
+
+def validate_kinds(kinds: Sequence[str] | None) -> list[str] | None:
+    if kinds is None:
+        return None
+    if not isinstance(kinds, list | tuple):
+        raise ValidationFailed("kinds", _("Must be a list of kinds."))
+    return [kind_for_slug(kind, field="kinds").slug for kind in dict.fromkeys(kinds)] or None
+
+
+def validate_k(k: object) -> int:
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
+        raise ValidationFailed("k", _("Must be an integer from 1 to %(n)d.") % {"n": MAX_K})
+    return k

@@ -1,0 +1,110 @@
+"""The sections of context and briefings besides the topic's: recent decisions and conventions,
+open loops, and (for a briefing) the most important memories."""
+
+from __future__ import annotations
+
+import math
+
+from django.db import connection
+from django.utils.translation import gettext as _
+
+from memories.recall.budget import (
+    OPEN_LOOP_KINDS,
+    RECALL_FACTOR,
+    RECENT_DAYS,
+    RECENT_KINDS,
+    SHARES,
+    Candidate,
+    Section,
+)
+from memories.recall.fragments import AGE_DAYS, DECAY, READABLE
+from memories.recall.inputs import ScopeSelection
+
+_LOOPS = """
+WITH {readable}
+(SELECT 'recent', m.id, m.public_id, m.kind_id, s.public_id, m.content, {age} AS age_days
+ FROM memories_memory m JOIN scopes_scope s ON s.id = m.scope_id
+ WHERE m.valid AND m.scope_id = ANY((SELECT ids FROM readable)::bigint[])
+   AND m.kind_id = ANY(%s::text[]) AND m.created_at >= now() - make_interval(days => %s)
+ ORDER BY m.created_at DESC, m.id DESC
+ LIMIT %s)
+UNION ALL
+(SELECT 'open_loops', m.id, m.public_id, m.kind_id, s.public_id, m.content, {age} AS age_days
+ FROM memories_memory m JOIN scopes_scope s ON s.id = m.scope_id
+ WHERE m.valid AND m.scope_id = ANY((SELECT ids FROM readable)::bigint[])
+   AND m.kind_id = ANY(%s::text[])
+ ORDER BY m.created_at ASC, m.id ASC
+ LIMIT %s)
+"""
+
+_IMPORTANT = """
+WITH {readable}
+SELECT m.id, m.public_id, m.kind_id, s.public_id, m.content, a.age_days,
+       {decay} * (1 + %s * ln(1 + m.recall_count)) AS score
+FROM memories_memory m
+JOIN memories_memorykind k ON k.slug = m.kind_id
+JOIN scopes_scope s ON s.id = m.scope_id
+CROSS JOIN LATERAL (SELECT {age} AS age_days) a
+WHERE m.valid AND m.scope_id = ANY((SELECT ids FROM readable)::bigint[])
+ORDER BY score DESC, m.id DESC
+LIMIT %s
+"""
+
+
+def candidate_limit(budget: int, *, per_row: int, lo: int, hi: int) -> int:
+    """How many candidates a section fetches: enough to fill its share with short rows."""
+    return max(lo, min(hi, math.ceil(budget / per_row)))
+
+
+def loop_rows(selection: ScopeSelection, limit: int) -> dict[str, list[Candidate]]:
+    sql = _LOOPS.format(readable=READABLE.format(scopes=selection.sql), age=AGE_DAYS)
+    params = [
+        *selection.params,
+        list(RECENT_KINDS),
+        RECENT_DAYS,
+        limit,
+        list(OPEN_LOOP_KINDS),
+        limit,
+    ]
+    found: dict[str, list[Candidate]] = {"recent": [], "open_loops": []}
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        for section, pk, public_id, kind, scope, content, age_days in cursor.fetchall():
+            found[section].append(
+                Candidate(pk, public_id, kind, scope, content, max(float(age_days), 0.0))
+            )
+    return found
+
+
+def important_rows(selection: ScopeSelection, limit: int) -> list[Candidate]:
+    sql = _IMPORTANT.format(
+        readable=READABLE.format(scopes=selection.sql),
+        age=AGE_DAYS,
+        decay=DECAY.format(age="a.age_days"),
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*selection.params, RECALL_FACTOR, limit])
+        return [
+            Candidate(pk, public_id, kind, scope, content, float(age_days), float(score))
+            for pk, public_id, kind, scope, content, age_days, score in cursor.fetchall()
+        ]
+
+
+def sections_after(first: Section, selection: ScopeSelection, max_tokens: int) -> list[Section]:
+    limit = candidate_limit(max_tokens * SHARES["recent"], per_row=15, lo=5, hi=200)
+    loops = loop_rows(selection, limit)
+    return [
+        first,
+        Section(
+            "recent",
+            _("Recent decisions and conventions (last %(n)d days)") % {"n": RECENT_DAYS},
+            SHARES["recent"],
+            loops["recent"],
+        ),
+        Section(
+            "open_loops",
+            _("Open loops (oldest first)"),
+            SHARES["open_loops"],
+            loops["open_loops"],
+        ),
+    ]

@@ -1,0 +1,132 @@
+"""The one recall statement, put together from the legs in `sql.py` and a fusion."""
+
+from __future__ import annotations
+
+from memories.recall.fragments import AGE_DAYS, DECAY, READABLE
+from memories.recall.sql import (
+    BEFORE_SCORING,
+    BM25_IDF,
+    BM25_SCORING,
+    FILTER,
+    FULLTEXT_LEG,
+    FULLTEXT_SCAN_LIMIT,
+    IDF_ROW_LIMIT,
+    MIN_DISTANCE_SPREAD,
+    NO_FULLTEXT_LEG,
+    NO_VECTOR_LEG,
+    POOL_IDF,
+    RRF_K,
+    TS_RANK_WEIGHT,
+    VECTOR_LEG,
+    Tuning,
+)
+
+SEARCH = """
+SET LOCAL hnsw.ef_search = %s;
+SET LOCAL hnsw.iterative_scan = relaxed_order;
+SET LOCAL jit = off;
+WITH input AS MATERIALIZED (
+    SELECT %s::vector AS qv, websearch_to_tsquery('english', %s::text) AS tsq,
+           %s::int AS n_vec, %s::int AS n_fts, %s::text[] AS kinds
+),
+{readable},{vector_leg}{fulltext_leg}
+{fused}
+aged AS (
+    SELECT f.*, m.kind_id,
+           {age} AS age_days
+    FROM fused f JOIN memories_memory m ON m.id = f.id
+),
+ranked AS (
+    SELECT a.*,
+           a.rrf * {decay} AS score
+    FROM aged a JOIN memories_memorykind k ON k.slug = a.kind_id
+    ORDER BY score DESC, a.id DESC
+    LIMIT %s
+)
+SELECT r.id, m.public_id, m.content, m.kind_id, s.public_id, r.score,
+       1 - coalesce(r.distance, least(
+           m.embedding <=> (SELECT qv FROM input),
+           (SELECT min(w.embedding <=> (SELECT qv FROM input))
+            FROM memories_memorywindow w WHERE w.memory_id = m.id)
+       )) AS similarity,
+       r.fts_matched, r.age_days, m.content_original <> '' AS has_original
+FROM ranked r
+JOIN memories_memory m ON m.id = r.id
+JOIN scopes_scope s ON s.id = m.scope_id
+ORDER BY r.score DESC, r.id DESC
+"""
+
+
+RRF_FUSED = """fused AS (
+    SELECT coalesce(v.id, f.id) AS id, v.distance, f.id IS NOT NULL AS fts_matched,
+           coalesce(1.0 / ({rrf_k} + v.rank), 0)
+           + coalesce({coverage} / ({rrf_k} + f.rank), 0) AS rrf
+    FROM vec v FULL JOIN fts f ON f.id = v.id
+),"""
+
+# Linear: each leg's own score scaled to [0, 1] among this query's candidates (cosine distance
+# between the nearest and the farthest vector candidate; text weight over the best one's, times
+# coverage), then weighted; a row found by one leg only is scored by the other too.
+LINEAR_FUSED = """both_legs AS MATERIALIZED (
+    SELECT coalesce(v.id, f.id) AS id, v.distance AS leg_distance, f.id IS NOT NULL AS fts_matched,
+           coalesce(f.weight, 0) AS text_score, coalesce(f.coverage, 0) AS coverage,
+           coalesce(v.distance, m.embedding <=> (SELECT qv FROM input)) AS distance
+    FROM vec v FULL JOIN fts f ON f.id = v.id JOIN memories_memory m ON m.id = coalesce(v.id, f.id)
+),
+fused AS (
+    SELECT b.id, b.leg_distance AS distance, b.fts_matched,
+           (greatest(0, (s.far - b.distance) / (s.far - s.near))
+            + {text_weight} * {coverage} * b.text_score / greatest(s.best_text, 1e-9))
+           / (1 + {text_weight}) AS rrf
+    FROM both_legs b CROSS JOIN (
+        SELECT min(distance) AS near,
+               greatest(max(leg_distance), min(distance) + {spread}) AS far,
+               max(text_score) AS best_text
+        FROM both_legs
+    ) s
+),"""
+
+
+def statement(*, scopes_sql: str, kinds: bool, mode: str, tuning: Tuning) -> str:
+    """The recall statement for a mode ("hybrid", "vector", "fulltext") and a tuning."""
+    row_filter = FILTER.format(
+        kinds=" AND m.kind_id = ANY((SELECT kinds FROM input)::text[])" if kinds else ""
+    )
+    vector_leg = VECTOR_LEG.format(filter=row_filter) if mode != "fulltext" else NO_VECTOR_LEG
+    fulltext_leg = NO_FULLTEXT_LEG
+    if mode != "vector":
+        pool_condition = (
+            "true" if tuning.any_term_always else "NOT EXISTS (SELECT 1 FROM fts_strict)"
+        )
+        if tuning.bm25:
+            idf = BM25_IDF.format(filter=row_filter, rows=IDF_ROW_LIMIT)
+            scoring = BM25_SCORING.format(idf=idf, pool_condition=pool_condition)
+            order = "weight DESC"
+        else:
+            scoring = BEFORE_SCORING.format(
+                idf=POOL_IDF, weight=TS_RANK_WEIGHT, pool_condition=pool_condition
+            )
+            order = "strict DESC, terms DESC, coverage DESC, weight DESC"
+        fulltext_leg = FULLTEXT_LEG.format(
+            filter=row_filter,
+            scan_limit=FULLTEXT_SCAN_LIMIT,
+            term_rows=int(tuning.term_rows),
+            scoring=scoring,
+            order=order,
+        )
+    column = "b.coverage" if tuning.linear else "f.coverage"
+    coverage = f"power({column}, {float(tuning.coverage_power)})"
+    fused = (LINEAR_FUSED if tuning.linear else RRF_FUSED).format(
+        rrf_k=RRF_K,
+        text_weight=float(tuning.text_weight),
+        coverage=coverage,
+        spread=MIN_DISTANCE_SPREAD,
+    )
+    return SEARCH.format(
+        readable=READABLE.format(scopes=scopes_sql),
+        age=AGE_DAYS,
+        decay=DECAY.format(age="a.age_days"),
+        vector_leg=vector_leg,
+        fulltext_leg=fulltext_leg,
+        fused=fused,
+    )
