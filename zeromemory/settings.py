@@ -68,8 +68,25 @@ def _secret_key() -> str:
 
 SECRET_KEY = _secret_key()
 DEBUG = env_bool("ZM_DEBUG", False)
-ALLOWED_HOSTS = env_list("ZM_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver")
+ALLOWED_HOSTS = env_list("ZM_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]")
+if TESTING:
+    ALLOWED_HOSTS.append("testserver")  # the host name of Django's test client
 CSRF_TRUSTED_ORIGINS = env_list("ZM_CSRF_TRUSTED_ORIGINS", "")
+
+# Production over HTTPS: secure cookies, HSTS and a redirect of plain HTTP to HTTPS. Health,
+# readiness and metrics stay reachable over plain HTTP for probes on the private network.
+SECURE = env_bool("ZM_SECURE", False)
+SESSION_COOKIE_SECURE = SECURE
+CSRF_COOKIE_SECURE = SECURE
+SECURE_SSL_REDIRECT = SECURE
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
+SECURE_HSTS_SECONDS = env_int("ZM_HSTS_SECONDS", 31_536_000) if SECURE else 0
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("ZM_HSTS_INCLUDE_SUBDOMAINS", True)
+SECURE_HSTS_PRELOAD = SECURE_HSTS_INCLUDE_SUBDOMAINS
+# Behind a proxy that terminates TLS: trust its X-Forwarded-Proto header to tell HTTPS requests.
+# Only with a proxy that sets (or strips) this header on every request it forwards.
+if env_bool("ZM_PROXY_SSL_HEADER", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 INSTALLED_APPS = [
     "modeltranslation",  # before the admin, so kind labels are edited per language there
