@@ -29,6 +29,7 @@ from psycopg.pq import TransactionStatus
 from memories.models import ActivityLog, ActivityOperation, ActivityOutcome
 from scopes.access import Actor
 from zeromemory.errors import DomainError
+from zeromemory.outage import unavailable
 
 logger = logging.getLogger(__name__)
 
@@ -76,8 +77,9 @@ def log_activity(
                 row.save(force_insert=True)
         else:
             row.save(force_insert=True)
-    except DatabaseError:
-        logger.exception("could not write the activity row for %s", operation)
+    except DatabaseError as exc:
+        if unavailable(exc) is None:  # an outage logs its own single line
+            logger.exception("could not write the activity row for %s", operation)
 
 
 def _transaction_broken() -> bool:

@@ -14,6 +14,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
+from email.message import Message
 from pathlib import Path
 
 import psutil
@@ -46,16 +47,16 @@ def request(
     body: object = None,
     headers: dict[str, str] | None = None,
     timeout: float = 10,
-) -> tuple[int, dict[str, str], str]:
+) -> tuple[int, Message, str]:
     data = json.dumps(body).encode() if body is not None else None
     req = urllib.request.Request(url, data=data, method=method, headers=headers or {})  # noqa: S310
     if data is not None:
         req.add_header("Content-Type", "application/json")
     try:
         with urllib.request.urlopen(req, timeout=timeout) as response:  # noqa: S310 - loopback
-            return response.status, dict(response.headers), response.read().decode()
+            return response.status, response.headers, response.read().decode()
     except urllib.error.HTTPError as exc:
-        return exc.code, dict(exc.headers), exc.read().decode()
+        return exc.code, exc.headers, exc.read().decode()
 
 
 class Served:

@@ -119,6 +119,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, so it sees the view's exception first: a lost database answers 503, not 500.
+    "zeromemory.outage.DatabaseOutageMiddleware",
 ]
 
 ROOT_URLCONF = "zeromemory.urls"

@@ -9,6 +9,7 @@ from django.views.decorators.cache import never_cache
 from django.views.defaults import page_not_found, server_error
 
 from zeromemory.api.errors import json_error
+from zeromemory.outage import RETRY_AFTER_SECONDS, response_for_current_exception, unavailable
 
 
 @never_cache
@@ -18,7 +19,11 @@ def healthz(request: HttpRequest) -> JsonResponse:
             cursor.execute("SELECT 1")
             cursor.fetchone()
     except Exception as exc:  # noqa: BLE001 - any database failure means unhealthy
-        return JsonResponse({"status": "error", "database": str(exc)[:200]}, status=503)
+        unavailable(exc)  # notes the outage (one log line) when it is one
+        response = JsonResponse({"status": "error", "database": str(exc)[:200]}, status=503)
+        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        response._has_been_logged = True
+        return response
     return JsonResponse({"status": "ok", "database": "ok"})
 
 
@@ -33,6 +38,9 @@ def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
 
 
 def internal_error(request: HttpRequest) -> HttpResponse:
+    outage = response_for_current_exception(request)  # a middleware's query met an outage
+    if outage is not None:
+        return outage
     if _is_api(request):
         return json_error("internal", _("Something went wrong on our side."), 500)
     return server_error(request)

@@ -36,6 +36,7 @@ from memories.models import ActivitySurface
 from scopes.access import Actor
 from zeromemory.api.throttling import ActorRateThrottle
 from zeromemory.errors import DomainError
+from zeromemory.outage import unavailable
 
 logger = logging.getLogger(__name__)
 
@@ -90,6 +91,11 @@ def _call_as_actor(
         actor = Actor(user=token.user, token=token, surface=ActivitySurface.MCP, client_name=client)
         _throttle(actor)
         return work(actor)
+    except Exception as exc:
+        outage = unavailable(exc)  # judged here, in the thread whose connection failed
+        if outage is not None:
+            raise outage from None
+        raise
     finally:
         close_old_connections()
 
