@@ -29,6 +29,7 @@ from psycopg.pq import TransactionStatus
 from memories.models import ActivityLog, ActivityOperation, ActivityOutcome
 from scopes.access import Actor
 from zeromemory.errors import DomainError
+from zeromemory.metrics import observe_operation
 from zeromemory.outage import unavailable
 
 logger = logging.getLogger(__name__)
@@ -54,6 +55,7 @@ def log_activity(
     """Append one activity row; `recalled_ids` (memory pks) are counted as recalled later."""
     if outcome is None:
         outcome = ActivityOutcome.HIT if results else ActivityOutcome.EMPTY
+    observe_operation(operation=operation, outcome=outcome, seconds=latency_ms / 1000)
     row = ActivityLog(
         surface=actor.surface,
         user=actor.user,

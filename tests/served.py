@@ -92,6 +92,29 @@ class Served:
             start_new_session=True,
         )
 
+    def django(self, code: str) -> str:
+        """Run Python with Django set up against this serve's database; its last output line."""
+        done = subprocess.run(
+            [sys.executable, "-c", "import django; django.setup()\n" + code],
+            cwd=BASE_DIR,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        )
+        return done.stdout.strip().splitlines()[-1]
+
+    def create_user_with_token(self, username: str, password: str) -> str:
+        """A user (with their personal scope) and an API token of theirs; returns its secret."""
+        return self.django(
+            "from django.contrib.auth import get_user_model\n"
+            "from scopes.access import Actor\n"
+            "from scopes.services import token_create\n"
+            f"user = get_user_model().objects.create_user({username!r}, password={password!r})\n"
+            "print(token_create(actor=Actor(user=user), name='test').secret)\n"
+        )
+
     def log(self) -> str:
         return self.log_path.read_text()
 

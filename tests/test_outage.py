@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import http.cookiejar
 import json
-import subprocess
 import sys
 import threading
 import time
@@ -32,32 +31,10 @@ pytestmark = [
 ]
 
 PASSWORD = "outage test password"
-SETUP = f"""
-import django; django.setup()
-from django.contrib.auth import get_user_model
-from scopes.access import Actor
-from scopes.services import token_create
-user = get_user_model().objects.create_user("writer", password={PASSWORD!r})
-print(token_create(actor=Actor(user=user), name="outage").secret)
-"""
 COUNT = """
-import django; django.setup()
 from memories.models import Memory, Provenance
 print(Memory.objects.count(), Provenance.objects.count())
 """
-
-
-def django_run(served: Served, code: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=BASE_DIR,
-        env=served.env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    return done.stdout.strip().splitlines()[-1]
 
 
 @dataclass
@@ -134,7 +111,7 @@ def served(tmp_path):
 
 
 def test_database_outage_answers_unavailable_and_heals(served):
-    token = django_run(served, SETUP)
+    token = served.create_user_with_token("writer", PASSWORD)
     auth = {"Authorization": f"Bearer {token}"}
     pgdata = served.data_dir / "pgdata"
     opener = signed_in_opener(served.url)
@@ -220,7 +197,7 @@ def test_database_outage_answers_unavailable_and_heals(served):
     for memory_id in set(writer.acknowledged):
         status, _, _ = request(f"{served.url}/api/v1/memories/{memory_id}", headers=auth)
         assert status == 200, memory_id
-    memories, provenance = map(int, django_run(served, COUNT).split())
+    memories, provenance = map(int, served.django(COUNT).split())
     assert provenance == len(writer.acknowledged)  # refused writes left nothing behind
     assert memories == len(set(writer.acknowledged))
 

@@ -109,6 +109,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "zeromemory.metrics.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -281,6 +282,16 @@ TRANSLATION_LEASE_SECONDS = env_int(
 )
 # A translated memory this close to another valid one in its scope is merged into it.
 CANONICAL_MERGE_SIMILARITY = 0.97
+
+# Prometheus metrics at /metrics. Every process (web, worker) writes its counts under the data
+# dir and a scrape adds them up; the variable must be set before prometheus_client is imported.
+METRICS = env_bool("ZM_METRICS", False)
+METRICS_TOKEN = env_str("ZM_METRICS_TOKEN")
+if METRICS:
+    if SECURE and not METRICS_TOKEN:
+        raise ValueError("ZM_METRICS with ZM_SECURE needs ZM_METRICS_TOKEN (scrapes send it)")
+    METRICS_DIR = Path(os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", str(DATA_DIR / "metrics")))
+    METRICS_DIR.mkdir(parents=True, exist_ok=True)
 
 # Web server for `manage.py serve`.
 SERVE_HOST = env_str("ZM_HOST", "127.0.0.1")

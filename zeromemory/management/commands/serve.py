@@ -41,11 +41,18 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         call_command("migrate", interactive=False, verbosity=0)
         self._first_admin()
+        if settings.METRICS:
+            # Counts of an earlier run's processes would be added to this run's.
+            for stale in settings.METRICS_DIR.glob("*.db"):
+                stale.unlink(missing_ok=True)
         supervisor = Supervisor(self._children(host, port, no_worker), cwd=settings.BASE_DIR)
         connection.close()  # the children open their own; this process only waits
         url = f"http://{host}:{port}/"
         self.stdout.write(self.style.SUCCESS(f"zero-memory is running at {url}"))
-        self.stdout.write(f"  API docs: {url}api/docs/   health: {url}healthz   Ctrl-C stops it.")
+        self.stdout.write(
+            f"  API docs: {url}api/docs/   health: {url}healthz   ready: {url}readyz"
+            "   Ctrl-C stops it."
+        )
         try:
             code = supervisor.run()
         finally:
