@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import signal
@@ -186,3 +187,27 @@ def test_readyz_and_metrics_of_a_running_service(tmp_path):
         assert served.processes() == []
     finally:
         served.cleanup()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_backup_and_restore_bring_back_the_data_as_it_was(tmp_path):
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+
+    from zeromemory.management.commands.backup import postgres_bin
+
+    users = get_user_model().objects
+    users.create_user("kept", password="kept password")
+    target = tmp_path / "backups" / "zm.dump"
+    call_command("backup", str(target), stdout=io.StringIO())
+    listing = subprocess.run(
+        [str(postgres_bin("pg_restore")), "--list", str(target)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "TABLE public memories_memory" in listing and "EXTENSION - vector" in listing
+
+    users.create_user("after the backup", password="later password")
+    call_command("restore", str(target), noinput=True, stdout=io.StringIO())
+    assert set(users.values_list("username", flat=True)) == {"kept"}

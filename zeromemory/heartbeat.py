@@ -7,6 +7,7 @@ worker was seen in the last minute. Rows of workers gone for an hour are deleted
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import socket
@@ -55,7 +56,7 @@ def _beat_forever() -> None:
             beat(worker=worker)
         except DatabaseError:  # an outage; the next beat tries again
             logger.debug("heartbeat not written", exc_info=True)
-        finally:
+        with contextlib.suppress(Exception):  # the thread must outlive any failure
             connection.close()
         time.sleep(INTERVAL_SECONDS)
 
