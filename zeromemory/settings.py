@@ -290,8 +290,9 @@ METRICS_TOKEN = env_str("ZM_METRICS_TOKEN")
 if METRICS:
     if SECURE and not METRICS_TOKEN:
         raise ValueError("ZM_METRICS with ZM_SECURE needs ZM_METRICS_TOKEN (scrapes send it)")
-    METRICS_DIR = Path(os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", str(DATA_DIR / "metrics")))
+    METRICS_DIR = Path(env_str("PROMETHEUS_MULTIPROC_DIR") or DATA_DIR / "metrics").resolve()
     METRICS_DIR.mkdir(parents=True, exist_ok=True)
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(METRICS_DIR)
 
 # Web server for `manage.py serve`.
 SERVE_HOST = env_str("ZM_HOST", "127.0.0.1")
