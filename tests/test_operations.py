@@ -32,6 +32,7 @@ PRODUCTION = {
 
 
 def test_readyz_wants_the_database_migrations_and_a_live_worker(client, db):
+    WorkerHeartbeat.objects.all().delete()
     response = client.get("/readyz")
     assert response.status_code == 503 and int(response["Retry-After"]) > 0
     assert response.json() == {
@@ -176,6 +177,10 @@ def test_readyz_and_metrics_of_a_running_service(tmp_path):
         assert metric(text, "zm_operation_duration_seconds_count", operation="recall") == 1
         assert metric(text, "zm_queue_depth") is not None
         assert metric(text, "zm_memories", translation_status="skipped") == 1
+        status, _, _ = request(f"{served.url}/mcp", method="POST", body={}, headers={})
+        assert status == 401
+        _, _, text = request(f"{served.url}/metrics", headers=scrape)
+        assert metric(text, "zm_http_requests_total", route="mcp", status="401") == 1
 
         # Counts live in files per process: a web process that died still counts once replaced.
         served.child("uvicorn").send_signal(signal.SIGKILL)
