@@ -15,7 +15,7 @@ import threading
 import time
 from datetime import datetime, timedelta
 
-from django.db import DatabaseError, connection
+from django.db import connection
 from django.utils import timezone
 
 logger = logging.getLogger(__name__)
@@ -54,12 +54,23 @@ def _beat_forever() -> None:
     while True:
         try:
             beat(worker=worker)
-        except DatabaseError:  # an outage; the next beat tries again
+        except Exception:  # noqa: BLE001 - an outage; the next beat tries again
             logger.debug("heartbeat not written", exc_info=True)
         with contextlib.suppress(Exception):  # the thread must outlive any failure
             connection.close()
         time.sleep(INTERVAL_SECONDS)
 
 
+_beating_in: int | None = None  # the pid whose heartbeat thread runs
+
+
 def start_beating(sender: object, proc_name: str = "", **kwargs: object) -> None:
+    """post_spawn receiver: one heartbeat thread per worker process."""
+    global _beating_in
+    from django_q.conf import Conf
+
+    # In sync mode (tests) django-q2 runs a task through worker() in the caller's own process.
+    if Conf.SYNC or _beating_in == os.getpid():
+        return
+    _beating_in = os.getpid()
     threading.Thread(target=_beat_forever, name="zm-heartbeat", daemon=True).start()
