@@ -177,6 +177,10 @@ def test_database_outage_answers_unavailable_and_heals(served):
         if thread.is_alive():
             thread.join(timeout=30)
 
+    print(
+        f"outage drill: {len(writer.acknowledged)} writes acknowledged, "
+        f"{len(writer.refused)} refused with 503 unavailable"
+    )
     # Every surface said the same thing while the database was gone.
     status, headers, body = seen["rest"]
     assert status == 503 and json.loads(body)["error"]["code"] == "unavailable"
