@@ -21,8 +21,8 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from memories.language import detect_language  # noqa: E402
-from memories.protected import mask_protected, protected_spans  # noqa: E402
+from memories.canonical.language import detect_language  # noqa: E402
+from memories.canonical.protected import mask_protected, protected_spans  # noqa: E402
 
 DATA = REPO_ROOT / "tests" / "data" / "language_sentences.tsv"
 

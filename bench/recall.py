@@ -906,7 +906,7 @@ def load(items: list[Item], vectors: np.ndarray, scopes: dict[str, object], ages
 
     from memories.embeddings import windows_for
     from memories.services.common import content_hash
-    from zeromemory.ids import new_public_id
+    from zeromemory.core.ids import new_public_id
 
     now = timezone.now()
     columns = (
@@ -1104,9 +1104,9 @@ def main() -> None:
     from memories import embeddings
     from memories.context import briefing, build_context
     from memories.search import recall
-    from scopes.access import Actor
     from scopes.models import ScopeKind
     from scopes.services import scope_create
+    from zeromemory.core.actor import Actor
 
     items, queries = labelled_set()
     rng = random.Random(SEED + 2)

@@ -42,8 +42,8 @@ def main() -> None:
     from rest_framework.test import APIClient
 
     import memories.embeddings as embeddings
-    from scopes.access import Actor
     from scopes.services import token_create
+    from zeromemory.core.actor import Actor
 
     embedded_seconds = [0.0]
     original = embeddings.embed_texts

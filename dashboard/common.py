@@ -11,8 +11,8 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from scopes.access import Actor
-from zeromemory.errors import DomainError, Forbidden, NotFound
+from zeromemory.core.actor import Actor
+from zeromemory.core.errors import DomainError, Forbidden, NotFound
 
 # A form that did not validate answers 422 (htmx is configured to swap it, see base.html).
 INVALID = 422

@@ -12,19 +12,15 @@ from memories.kinds import all_kinds
 from memories.models import (
     ActivityOperation,
     ActivityOutcome,
-    ActivitySurface,
     AuthorKind,
+    MemoryState,
     TranslationStatus,
 )
 from memories.search import MAX_QUERY_CHARS
 from scopes.models import Role, Scope, ScopeKind
+from zeromemory.core.actor import Surface
 
-STATE_CHOICES = [
-    ("valid", _("Valid")),
-    ("forgotten", _("Forgotten")),
-    ("superseded", _("Superseded")),
-    ("all", _("All")),
-]
+STATE_CHOICES = [*MemoryState.choices, ("all", _("All"))]
 
 
 def _any(label: str) -> list[tuple[str, str]]:
@@ -217,7 +213,7 @@ class ActivityFilterForm(forms.Form):
     surface = forms.ChoiceField(
         label=_("Surface"),
         required=False,
-        choices=_any(_("All surfaces")) + list(ActivitySurface.choices),
+        choices=_any(_("All surfaces")) + list(Surface.choices),
     )
     outcome = forms.ChoiceField(
         label=_("Outcome"),

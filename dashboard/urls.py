@@ -2,6 +2,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 from django.views.i18n import set_language
 
+import zeromemory.core.converters  # noqa: F401 - registers the id and username converters
 from dashboard.views import account, activity, memories, scopes, tokens
 
 app_name = "dashboard"
@@ -9,29 +10,29 @@ app_name = "dashboard"
 urlpatterns = [
     path("", memories.memory_list, name="home"),
     path("remember/", memories.remember, name="remember"),
-    path("memories/<str:memory_id>/", memories.memory_detail, name="memory"),
-    path("memories/<str:memory_id>/edit/", memories.memory_edit, name="memory_edit"),
-    path("memories/<str:memory_id>/forget/", memories.memory_forget, name="memory_forget"),
-    path("memories/<str:memory_id>/restore/", memories.memory_restore, name="memory_restore"),
+    path("memories/<id:memory_id>/", memories.memory_detail, name="memory"),
+    path("memories/<id:memory_id>/edit/", memories.memory_edit, name="memory_edit"),
+    path("memories/<id:memory_id>/forget/", memories.memory_forget, name="memory_forget"),
+    path("memories/<id:memory_id>/restore/", memories.memory_restore, name="memory_restore"),
     path("scopes/", scopes.scope_list, name="scopes"),
-    path("scopes/<str:scope_id>/", scopes.scope_detail, name="scope"),
-    path("scopes/<str:scope_id>/rename/", scopes.scope_rename, name="scope_rename"),
-    path("scopes/<str:scope_id>/delete/", scopes.scope_delete, name="scope_delete"),
-    path("scopes/<str:scope_id>/leave/", scopes.scope_leave, name="scope_leave"),
-    path("scopes/<str:scope_id>/members/", scopes.member_add, name="member_add"),
+    path("scopes/<id:scope_id>/", scopes.scope_detail, name="scope"),
+    path("scopes/<id:scope_id>/rename/", scopes.scope_rename, name="scope_rename"),
+    path("scopes/<id:scope_id>/delete/", scopes.scope_delete, name="scope_delete"),
+    path("scopes/<id:scope_id>/leave/", scopes.scope_leave, name="scope_leave"),
+    path("scopes/<id:scope_id>/members/", scopes.member_add, name="member_add"),
     path(
-        "scopes/<str:scope_id>/members/<str:username>/role/",
+        "scopes/<id:scope_id>/members/<username:username>/role/",
         scopes.member_role,
         name="member_role",
     ),
     path(
-        "scopes/<str:scope_id>/members/<str:username>/remove/",
+        "scopes/<id:scope_id>/members/<username:username>/remove/",
         scopes.member_remove,
         name="member_remove",
     ),
     path("activity/", activity.activity, name="activity"),
     path("tokens/", tokens.token_list, name="tokens"),
-    path("tokens/<str:token_id>/revoke/", tokens.token_revoke, name="token_revoke"),
+    path("tokens/<id:token_id>/revoke/", tokens.token_revoke, name="token_revoke"),
     path("login/", account.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("signup/", account.signup, name="signup"),

@@ -22,15 +22,16 @@ from typing import Any
 
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 from psycopg.pq import TransactionStatus
 
-from memories.models import ActivityLog, ActivityOperation, ActivityOutcome
-from scopes.access import Actor
-from zeromemory.errors import DomainError
-from zeromemory.metrics import observe_operation
-from zeromemory.outage import unavailable
+from memories.models import ActivityLog, ActivityOperation, ActivityOutcome, Memory
+from scopes import access
+from zeromemory.core.actor import Actor
+from zeromemory.core.errors import DomainError
+from zeromemory.core.metrics import observe_operation
+from zeromemory.core.outage import unavailable
 
 logger = logging.getLogger(__name__)
 
@@ -172,8 +173,19 @@ class ActivityFilters:
 def activity_list(
     *, actor: Actor, filters: ActivityFilters, cursor: str | None = None, limit: int = 50
 ) -> tuple[list[ActivityLog], str | None]:
-    """The actor's own rows, newest first; `cursor` is the last id of the previous page."""
-    rows: QuerySet[ActivityLog] = ActivityLog.objects.filter(user=actor.user)
+    """The actor's own rows, newest first; `cursor` is the last id of the previous page.
+
+    A row shows only what the actor may read now: rows that named a scope it cannot read (one
+    it left or was removed from, or outside a token's restriction) are left out, and the result
+    lists keep only memories it can still read. A token restricted to scopes also skips rows over
+    "every readable scope" (an empty list) that it did not write itself.
+    """
+    readable = list(access.readable_scopes(actor).values_list("public_id", flat=True))
+    rows: QuerySet[ActivityLog] = ActivityLog.objects.filter(
+        user=actor.user, scopes__contained_by=readable
+    )
+    if actor.scope_restricted:
+        rows = rows.filter(Q(token=actor.token) | ~Q(scopes=[]))
     if filters.operation:
         rows = rows.filter(operation=filters.operation)
     if filters.surface:
@@ -188,7 +200,28 @@ def activity_list(
         rows = rows.filter(public_id__lt=cursor)
     page = list(rows.select_related("token").order_by("-public_id")[: limit + 1])
     next_cursor = page[limit - 1].public_id if len(page) > limit else None
-    return page[:limit], next_cursor
+    page = page[:limit]
+    _keep_readable_results(page, readable)
+    return page, next_cursor
+
+
+def _keep_readable_results(rows: list[ActivityLog], readable: list[str]) -> None:
+    """Drop result entries naming memories outside the readable scopes (in memory, not stored)."""
+    named = {item.get("id") for row in rows for item in row.results if isinstance(item, dict)}
+    named.discard(None)
+    if not named:
+        return
+    visible = set(
+        Memory.objects.filter(public_id__in=named, scope__public_id__in=readable).values_list(
+            "public_id", flat=True
+        )
+    )
+    for row in rows:
+        row.results = [
+            item
+            for item in row.results
+            if not isinstance(item, dict) or item.get("id") is None or item["id"] in visible
+        ]
 
 
 def activity_prune(*, now: datetime | None = None) -> int:

@@ -14,11 +14,12 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 from modeltranslation.admin import TranslationAdmin
 
-from memories import canonical, tasks
+from memories.canonical import service as canonical
+from memories.canonical import tasks
 from memories.models import Memory, MemoryKind, MemoryVersion, Provenance, TranslationStatus
 from memories.services.lifecycle import memory_edit
-from scopes.access import Actor
-from zeromemory.errors import DomainError
+from zeromemory.core.actor import Actor
+from zeromemory.core.errors import DomainError
 
 
 @admin.register(MemoryKind)

@@ -34,8 +34,8 @@ from memories import embeddings
 from memories.activity import elapsed_ms, log_activity, log_failure
 from memories.models import ActivityOperation
 from memories.search import ScopeSelection, search, select_scopes, validate_query
-from scopes.access import Actor
-from zeromemory.errors import ValidationFailed
+from zeromemory.core.actor import Actor
+from zeromemory.core.errors import ValidationFailed
 
 MIN_TOKENS = 100
 MAX_TOKENS = 32_000

@@ -11,7 +11,7 @@ import re
 
 from django.utils.translation import gettext as _
 
-from zeromemory.errors import ValidationFailed
+from zeromemory.core.errors import ValidationFailed
 
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("a private key", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY( BLOCK)?-----")),

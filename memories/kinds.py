@@ -9,7 +9,7 @@ from django.dispatch import receiver
 from django.utils.translation import gettext as _
 
 from memories.models import MemoryKind
-from zeromemory.errors import ValidationFailed
+from zeromemory.core.errors import ValidationFailed
 
 CACHE_SECONDS = 60
 _cache: dict[str, MemoryKind] = {}

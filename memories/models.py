@@ -18,7 +18,8 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from pgvector.django import HnswIndex, VectorField
 
-from zeromemory.ids import new_public_id
+from zeromemory.core.actor import Surface
+from zeromemory.core.ids import new_public_id
 
 EMBEDDING_DIMENSIONS = 384
 
@@ -61,6 +62,23 @@ class SourceKind(models.TextChoices):
     WATCHER = "watcher", _("Watcher")
     IMPORT = "import", _("Import")
     DASHBOARD = "dashboard", _("Dashboard")
+
+
+class MemoryState(models.TextChoices):
+    """Derived from `valid` and `superseded_by`: nothing is deleted, a memory only changes state."""
+
+    VALID = "valid", _("Valid")
+    FORGOTTEN = "forgotten", _("Forgotten")
+    SUPERSEDED = "superseded", _("Superseded")
+
+    @property
+    def condition(self) -> Q:
+        """The filter that selects memories in this state."""
+        return {
+            MemoryState.VALID: Q(valid=True),
+            MemoryState.FORGOTTEN: Q(valid=False, superseded_by__isnull=True),
+            MemoryState.SUPERSEDED: Q(valid=False, superseded_by__isnull=False),
+        }[self]
 
 
 class Memory(models.Model):
@@ -181,6 +199,12 @@ class Memory(models.Model):
     def has_original(self) -> bool:
         return bool(self.content_original)
 
+    @property
+    def state(self) -> MemoryState:
+        if self.valid:
+            return MemoryState.VALID
+        return MemoryState.SUPERSEDED if self.superseded_by_id else MemoryState.FORGOTTEN
+
 
 class MemoryWindow(models.Model):
     """An overlapping slice of a long memory, embedded on its own so text near the end is found."""
@@ -266,10 +290,17 @@ class MemoryVersion(models.Model):
 
 
 class IdempotencyRecord(models.Model):
-    """The first answer to a write sent with an idempotency key, replayed on retries."""
+    """The first answer to a write sent with an idempotency key, replayed on retries.
+
+    A replay answers only a memory the caller may read now; when it cannot (a token restricted
+    to other scopes, a member removed since), the key counts as unknown and this record is
+    replaced by the answer to the new write.
+    """
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     key = models.CharField(max_length=200)
+    # sha256 of the request the key first answered; the same key with another request conflicts.
+    fingerprint = models.CharField(max_length=64, blank=True, default="")
     status = models.PositiveSmallIntegerField()
     answer = models.JSONField()
     created_at = models.DateTimeField(default=timezone.now)
@@ -281,12 +312,6 @@ class IdempotencyRecord(models.Model):
 
     def __str__(self) -> str:
         return self.key
-
-
-class ActivitySurface(models.TextChoices):
-    API = "api", _("API")
-    MCP = "mcp", _("MCP")
-    DASHBOARD = "dashboard", _("Dashboard")
 
 
 class ActivityOperation(models.TextChoices):
@@ -313,7 +338,7 @@ class ActivityLog(models.Model):
     public_id = models.CharField(
         _("id"), max_length=40, unique=True, editable=False, default=partial(new_public_id, "act")
     )
-    surface = models.CharField(_("surface"), max_length=16, choices=ActivitySurface.choices)
+    surface = models.CharField(_("surface"), max_length=16, choices=Surface.choices)
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         on_delete=models.CASCADE,

@@ -48,8 +48,8 @@ from memories.activity import elapsed_ms, log_activity, log_failure
 from memories.kinds import kind_for_slug
 from memories.models import ActivityOperation
 from scopes import access
-from scopes.access import Actor
-from zeromemory.errors import NotFound, ValidationFailed
+from zeromemory.core.actor import Actor
+from zeromemory.core.errors import NotFound, ValidationFailed
 
 MAX_K = 50
 DEFAULT_K = 10
@@ -136,7 +136,7 @@ def select_scopes(*, actor: Actor, scopes: Sequence[str] | None) -> ScopeSelecti
             try:
                 access.readable_scope(actor, public_id)  # the access module's own 404
             except NotFound as exc:
-                raise NotFound(exc.message, details={"scopes": [exc.message]}) from None
+                raise exc.naming("scopes") from None
     ids = [found[public_id] for public_id in requested]
     return ScopeSelection(
         sql="SELECT unnest(%s::bigint[]) AS id", params=(ids,), requested=requested

@@ -8,12 +8,12 @@ from datetime import datetime
 from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 
-from memories.models import Memory
+from memories.models import Memory, MemoryState
 from scopes import access
-from scopes.access import Actor
-from zeromemory.errors import Forbidden, NotFound
+from zeromemory.core.actor import Actor
+from zeromemory.core.errors import Forbidden, NotFound
 
-STATES = ("valid", "forgotten", "superseded", "all")
+STATES = (*MemoryState.values, "all")
 
 
 def readable_memories(actor: Actor) -> QuerySet[Memory]:
@@ -54,19 +54,18 @@ def memory_list(
     """Newest first; `cursor` is the last id of the previous page. Returns (page, next cursor)."""
     memories = readable_memories(actor)
     if filters.scope:
-        memories = memories.filter(scope=access.readable_scope(actor, filters.scope))
+        try:
+            memories = memories.filter(scope=access.readable_scope(actor, filters.scope))
+        except NotFound as exc:
+            raise exc.naming("scope") from None
     if filters.kind:
         memories = memories.filter(kind_id=filters.kind)
     if filters.translation_status:
         memories = memories.filter(translation_status=filters.translation_status)
     if filters.author_kind:
         memories = memories.filter(author_kind=filters.author_kind)
-    if filters.state == "valid":
-        memories = memories.filter(valid=True)
-    elif filters.state == "forgotten":
-        memories = memories.filter(valid=False, superseded_by__isnull=True)
-    elif filters.state == "superseded":
-        memories = memories.filter(valid=False, superseded_by__isnull=False)
+    if filters.state in MemoryState.values:
+        memories = memories.filter(MemoryState(filters.state).condition)
     if filters.created_after:
         memories = memories.filter(created_at__gte=filters.created_after)
     if filters.created_before:

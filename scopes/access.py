@@ -4,35 +4,30 @@ Every query of tenant data starts from `readable_scopes`, `writable_scopes` or
 `administrable_scopes`. A scope the actor may not read answers `NotFound`, the same answer as a
 scope that does not exist, so ids of other tenants leak nothing. A scope the actor may read but not
 write answers `Forbidden`.
+
+What each kind of actor may do:
+
+- A user (the dashboard, or the API with the session cookie) acts with their role in each scope
+  they are a member of: reader < writer < admin.
+- A full token acts as its user.
+- A read-only token reads what its user reads and writes nothing (no memories, scopes, members
+  or tokens).
+- A token restricted to scopes acts only inside those scopes, and there at most as a writer: it
+  reads and writes memories there, but administers nothing (no scope creation, rename or
+  deletion, no membership changes, not even leaving), manages no tokens (not even listing
+  them), and sees only the activity rows that concern its scopes alone. `/me` shows its scopes.
+- A revoked or expired token, or a deactivated user, is nobody: 401 (no scope at all here).
+- A member removed from a scope is an outsider there at once: 404, like a missing scope.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 
 from scopes.models import ApiToken, Membership, Role, Scope
-from zeromemory.errors import Forbidden, NotFound
-
-if TYPE_CHECKING:
-    from django.contrib.auth.models import AbstractBaseUser
-
-
-@dataclass(frozen=True)
-class Actor:
-    """Who is acting: a user, the token they used (if any), and through which surface."""
-
-    user: AbstractBaseUser
-    token: ApiToken | None = None
-    surface: str = "api"
-    client_name: str = field(default="")
-
-    @property
-    def read_only(self) -> bool:
-        return self.token is not None and self.token.read_only
+from zeromemory.core.actor import Actor
+from zeromemory.core.errors import Forbidden, NotFound
 
 
 def _scopes_with_role(actor: Actor, minimum: Role) -> QuerySet[Scope]:
@@ -59,7 +54,7 @@ def writable_scopes(actor: Actor) -> QuerySet[Scope]:
 
 
 def administrable_scopes(actor: Actor) -> QuerySet[Scope]:
-    if actor.read_only:
+    if actor.read_only or actor.scope_restricted:
         return Scope.objects.none()
     return _scopes_with_role(actor, Role.ADMIN)
 
@@ -97,12 +92,21 @@ def require_write_access(actor: Actor) -> None:
         raise Forbidden(_("This token is read-only."))
 
 
+def require_account_access(actor: Actor) -> None:
+    """Refuse what concerns the account rather than one scope (tokens, new scopes) to a token
+    restricted to scopes."""
+    if actor.scope_restricted:
+        raise Forbidden(_("A token restricted to scopes cannot manage tokens or create scopes."))
+
+
 def _require(actor: Actor, public_id: str, minimum: Role, message: str) -> Scope:
     scope = readable_scope(actor, public_id)
     require_write_access(actor)
     role = role_in(actor, scope)
     if role is None or role < minimum:
         raise Forbidden(message)
+    if minimum >= Role.ADMIN and actor.scope_restricted:
+        raise Forbidden(_("A token restricted to scopes cannot administer them."))
     return scope
 
 

@@ -10,8 +10,9 @@ from rest_framework.views import APIView
 
 from scopes import access, selectors, services
 from scopes.models import ApiToken, Membership, Role, Scope, ScopeKind
-from zeromemory.api.serializers import StrictBooleanField, StrictCharField, StrictSerializer
-from zeromemory.api.views import actor_for
+from zeromemory.core.actor import Actor, actor_for_request
+from zeromemory.core.errors import NotFound
+from zeromemory.core.serializers import StrictBooleanField, StrictCharField, StrictSerializer
 
 ROLE_NAMES = [role.slug for role in Role]
 
@@ -33,7 +34,7 @@ class ScopeOut(serializers.Serializer):
         return _role_name(self.context["roles"].get(scope.id))
 
 
-def _scope_out(actor: access.Actor, scopes: list[Scope]) -> ScopeOut:
+def _scope_out(actor: Actor, scopes: list[Scope]) -> ScopeOut:
     roles = access.roles_in(actor, scopes)
     return ScopeOut(scopes, many=True, context={"roles": roles})
 
@@ -48,7 +49,7 @@ class MeView(APIView):
 
     @extend_schema(responses=Output, summary="The caller: user, token and readable scopes")
     def get(self, request):
-        actor = actor_for(request)
+        actor = actor_for_request(request)
         scopes = list(access.readable_scopes(actor).select_related("owner"))
         token = None
         if actor.token is not None:
@@ -77,13 +78,13 @@ class ScopeListView(APIView):
 
     @extend_schema(responses=ScopeOut(many=True), summary="Scopes the caller can read")
     def get(self, request):
-        actor = actor_for(request)
+        actor = actor_for_request(request)
         scopes = list(access.readable_scopes(actor).select_related("owner"))
         return Response({"results": _scope_out(actor, scopes).data})
 
     @extend_schema(request=Input, responses={201: ScopeOut}, summary="Create a team or project")
     def post(self, request):
-        actor = actor_for(request)
+        actor = actor_for_request(request)
         serializer = self.Input(data=request.data)
         serializer.is_valid(raise_exception=True)
         scope = services.scope_create(actor=actor, **serializer.validated_data)
@@ -98,13 +99,13 @@ class ScopeDetailView(APIView):
 
     @extend_schema(responses=ScopeOut, summary="One scope")
     def get(self, request, scope_id: str):
-        actor = actor_for(request)
+        actor = actor_for_request(request)
         scope = access.readable_scope(actor, scope_id)
         return Response(_scope_out(actor, [scope]).data[0])
 
     @extend_schema(request=Input, responses=ScopeOut, summary="Rename a scope (admins)")
     def patch(self, request, scope_id: str):
-        actor = actor_for(request)
+        actor = actor_for_request(request)
         scope = access.administrable_scope(actor, scope_id)
         serializer = self.Input(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -113,7 +114,7 @@ class ScopeDetailView(APIView):
 
     @extend_schema(responses={204: None}, summary="Delete a scope (admins)")
     def delete(self, request, scope_id: str):
-        actor = actor_for(request)
+        actor = actor_for_request(request)
         scope = access.administrable_scope(actor, scope_id)
         services.scope_delete(actor=actor, scope=scope)
         return Response(status=status.HTTP_204_NO_CONTENT)
@@ -144,14 +145,14 @@ class MemberListView(APIView):
 
     @extend_schema(responses=MemberOut(many=True), summary="Members of a scope (admins)")
     def get(self, request, scope_id: str):
-        scope = access.administrable_scope(actor_for(request), scope_id)
+        scope = access.administrable_scope(actor_for_request(request), scope_id)
         return Response(
             {"results": MemberOut(selectors.scope_members(scope=scope), many=True).data}
         )
 
     @extend_schema(request=Input, responses={201: MemberOut}, summary="Add a member (admins)")
     def post(self, request, scope_id: str):
-        actor = actor_for(request)
+        actor = actor_for_request(request)
         scope = access.administrable_scope(actor, scope_id)
         serializer = self.Input(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -166,7 +167,7 @@ class MemberDetailView(APIView):
 
     @extend_schema(request=Input, responses=MemberOut, summary="Change a member's role (admins)")
     def patch(self, request, scope_id: str, username: str):
-        actor = actor_for(request)
+        actor = actor_for_request(request)
         scope = access.administrable_scope(actor, scope_id)
         serializer = self.Input(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -177,7 +178,7 @@ class MemberDetailView(APIView):
 
     @extend_schema(responses={204: None}, summary="Remove a member (admins) or leave (yourself)")
     def delete(self, request, scope_id: str, username: str):
-        actor = actor_for(request)
+        actor = actor_for_request(request)
         if username == actor.user.get_username():
             services.scope_leave(actor=actor, scope_id=scope_id)
         else:
@@ -223,7 +224,7 @@ class TokenListView(APIView):
 
     @extend_schema(responses=TokenOut(many=True), summary="Your API tokens")
     def get(self, request):
-        tokens = selectors.own_tokens(actor=actor_for(request))
+        tokens = selectors.own_tokens(actor=actor_for_request(request))
         return Response({"results": TokenOut(tokens, many=True).data})
 
     @extend_schema(
@@ -232,14 +233,17 @@ class TokenListView(APIView):
         summary="Create a token (secret shown once)",
     )
     def post(self, request):
-        actor = actor_for(request)
+        actor = actor_for_request(request)
         serializer = self.Input(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         scope_ids = data.get("scopes")
         scopes = None
         if scope_ids is not None:
-            scopes = [access.readable_scope(actor, scope_id) for scope_id in scope_ids]
+            try:
+                scopes = [access.readable_scope(actor, scope_id) for scope_id in scope_ids]
+            except NotFound as exc:
+                raise exc.naming("scopes") from None
         issued = services.token_create(
             actor=actor,
             name=data["name"],
@@ -254,11 +258,11 @@ class TokenListView(APIView):
 class TokenDetailView(APIView):
     @extend_schema(responses=TokenOut, summary="One of your tokens")
     def get(self, request, token_id: str):
-        token = selectors.own_token(actor=actor_for(request), public_id=token_id)
+        token = selectors.own_token(actor=actor_for_request(request), public_id=token_id)
         return Response(TokenOut(token).data)
 
     @extend_schema(responses=TokenOut, summary="Revoke a token, effective at once")
     def delete(self, request, token_id: str):
-        actor = actor_for(request)
+        actor = actor_for_request(request)
         token = selectors.own_token(actor=actor, public_id=token_id)
         return Response(TokenOut(services.token_revoke(actor=actor, token=token)).data)

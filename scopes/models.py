@@ -14,7 +14,7 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from zeromemory.ids import new_public_id
+from zeromemory.core.ids import new_public_id
 
 SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
 slug_validator = RegexValidator(

@@ -5,9 +5,10 @@ from __future__ import annotations
 from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 
-from scopes.access import Actor
+from scopes.access import require_account_access
 from scopes.models import ApiToken, Membership, Scope
-from zeromemory.errors import NotFound
+from zeromemory.core.actor import Actor
+from zeromemory.core.errors import NotFound
 
 
 def scope_members(*, scope: Scope) -> QuerySet[Membership]:
@@ -15,6 +16,7 @@ def scope_members(*, scope: Scope) -> QuerySet[Membership]:
 
 
 def own_tokens(*, actor: Actor) -> QuerySet[ApiToken]:
+    require_account_access(actor)
     return ApiToken.objects.filter(user=actor.user).prefetch_related("restricted_scopes")
 
 

@@ -16,9 +16,14 @@ from django.db.models import ProtectedError
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from scopes.access import Actor, readable_scope, require_write_access
+from scopes.access import (
+    Actor,
+    readable_scope,
+    require_account_access,
+    require_write_access,
+)
 from scopes.models import ApiToken, Membership, Role, Scope, ScopeKind, slug_validator
-from zeromemory.errors import Conflict, Forbidden, NotFound, ValidationFailed
+from zeromemory.core.errors import Conflict, NotFound, ValidationFailed
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser
@@ -43,6 +48,7 @@ def scope_create_personal(*, user: AbstractBaseUser) -> Scope:
 
 def scope_create(*, actor: Actor, name: str, slug: str, kind: str) -> Scope:
     require_write_access(actor)
+    require_account_access(actor)
     if kind not in (ScopeKind.TEAM, ScopeKind.PROJECT):
         raise ValidationFailed("kind", _("Kind must be team or project."))
     _check_slug(slug)
@@ -166,6 +172,7 @@ def membership_remove(*, actor: Actor, scope: Scope, username: str) -> None:
 
 def scope_leave(*, actor: Actor, scope_id: str) -> None:
     require_write_access(actor)
+    require_account_access(actor)
     scope = readable_scope(actor, scope_id)
     membership_remove(actor=actor, scope=scope, username=actor.user.get_username())
 
@@ -190,8 +197,7 @@ def token_create(
 ) -> IssuedToken:
     """Issue a token; its secret is returned here once and only its hash is kept."""
     require_write_access(actor)
-    if actor.token is not None and actor.token.scope_restricted:
-        raise Forbidden(_("A token restricted to scopes cannot create tokens."))
+    require_account_access(actor)
     if expires_at is not None and expires_at <= timezone.now():
         raise ValidationFailed("expires_at", _("The expiry must be in the future."))
     visible = secrets.token_hex(4)
@@ -214,6 +220,7 @@ def token_create(
 
 def token_revoke(*, actor: Actor, token: ApiToken) -> ApiToken:
     require_write_access(actor)
+    require_account_access(actor)
     if token.revoked_at is None:
         token.revoked_at = timezone.now()
         token.save(update_fields=["revoked_at"])

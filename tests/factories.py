@@ -3,9 +3,9 @@ from __future__ import annotations
 import factory
 from django.contrib.auth import get_user_model
 
-from scopes.access import Actor
 from scopes.models import Membership, Role, Scope, ScopeKind
 from scopes.services import scope_create, token_create
+from zeromemory.core.actor import Actor
 
 
 class UserFactory(factory.django.DjangoModelFactory):

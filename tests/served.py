@@ -109,7 +109,7 @@ class Served:
         """A user (with their personal scope) and an API token of theirs; returns its secret."""
         return self.django(
             "from django.contrib.auth import get_user_model\n"
-            "from scopes.access import Actor\n"
+            "from zeromemory.core.actor import Actor\n"
             "from scopes.services import token_create\n"
             f"user = get_user_model().objects.create_user({username!r}, password={password!r})\n"
             "print(token_create(actor=Actor(user=user), name='test').secret)\n"

@@ -132,8 +132,9 @@ def test_make_run_first_start_serves_and_ctrl_c_stops_everything(tmp_path):
         assert "password:" not in "".join(lines)
         check = (
             "import django; django.setup();"
-            "from django.contrib.auth import authenticate;"
-            f"print(authenticate(username='admin', password={password!r}) is not None)"
+            "from django.contrib.auth import get_user_model;"
+            "admin = get_user_model().objects.get(username='admin');"
+            f"print(admin.is_active and admin.check_password({password!r}))"
         )
         out = subprocess.run(
             [sys.executable, "-c", check],

@@ -182,22 +182,25 @@ def test_database_outage_answers_unavailable_and_heals(served):
         f"{len(writer.refused)} refused with 503 unavailable"
     )
     # Every surface said the same thing while the database was gone.
+    diagnosis = f"{seen}\nrefused: {writer.refused[:20]}\n{served.log()}"
     status, headers, body = seen["rest"]
-    assert status == 503 and json.loads(body)["error"]["code"] == "unavailable"
-    assert int(headers["Retry-After"]) > 0
+    assert status == 503 and json.loads(body)["error"]["code"] == "unavailable", diagnosis
+    assert int(headers["Retry-After"]) > 0, diagnosis
     status, headers, page = seen["page"]
-    assert status == 503 and int(headers["Retry-After"]) > 0 and "<html" in page
+    assert status == 503 and int(headers["Retry-After"]) > 0 and "<html" in page, diagnosis
     status, headers, body = seen["mcp_http"]
-    assert status == 503 and json.loads(body)["error"]["code"] == "unavailable"
-    assert int(headers["Retry-After"]) > 0
-    assert seen["tool"] == "unavailable"
-    assert seen["healthz"] == 503
-    assert writer.refused and seen["refused_after"] <= 2
-    assert {(status, code) for status, code, _ in writer.refused} == {(503, "unavailable")}
-    assert all(retry is not None and int(retry) > 0 for _, _, retry in writer.refused)
+    assert status == 503 and json.loads(body)["error"]["code"] == "unavailable", diagnosis
+    assert int(headers["Retry-After"]) > 0, diagnosis
+    assert seen["tool"] == "unavailable", diagnosis
+    assert seen["healthz"] == 503, diagnosis
+    assert writer.refused and seen["refused_after"] <= 2, diagnosis
+    assert {(status, code) for status, code, _ in writer.refused} == {(503, "unavailable")}, (
+        diagnosis
+    )
+    assert all(retry is not None and int(retry) > 0 for _, _, retry in writer.refused), diagnosis
 
     # It came back by itself: same processes, tools work again, nothing acknowledged was lost.
-    assert seen["tool_after"] is None
+    assert seen["tool_after"] is None, diagnosis
     for memory_id in set(writer.acknowledged):
         status, _, _ = request(f"{served.url}/api/v1/memories/{memory_id}", headers=auth)
         assert status == 200, memory_id

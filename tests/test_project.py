@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from django.core.cache import cache
 from django.db import connection
 from django.test import override_settings
-from rest_framework.settings import api_settings
 
 from zeromemory.dbcheck import missing_extensions_message, require_extensions
 
@@ -58,17 +56,14 @@ def test_staff_admin_pages(admin_client):
         assert admin_client.get(url).status_code == 200
 
 
-def test_rate_limit_answers_rate_limited(tenancy, api, monkeypatch):
-    cache.clear()
-    rates = dict(api_settings.DEFAULT_THROTTLE_RATES, actor="2/min")
-    monkeypatch.setattr("zeromemory.api.throttling.ActorRateThrottle.THROTTLE_RATES", rates)
+@override_settings(API_RATE="2/min")
+def test_rate_limit_answers_rate_limited(tenancy, api):
     client = api(tenancy.owner)
     codes = [client.get("/api/v1/me").status_code for _ in range(3)]
     assert codes == [200, 200, 429]
     response = client.get("/api/v1/me")
     assert response.json()["error"]["code"] == "rate_limited"
     assert int(response["Retry-After"]) >= 1
-    cache.clear()
 
 
 @override_settings(DEBUG=False)

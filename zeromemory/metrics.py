@@ -11,64 +11,16 @@ from __future__ import annotations
 
 import hmac
 import os
-import time
 from collections.abc import Iterator
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.cache import never_cache
-from prometheus_client import (
-    CONTENT_TYPE_LATEST,
-    CollectorRegistry,
-    Counter,
-    Histogram,
-    generate_latest,
-    multiprocess,
-)
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest, multiprocess
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-REQUESTS = Counter(
-    "zm_http_requests_total", "HTTP requests answered, by route.", ["method", "route", "status"]
-)
-REQUEST_SECONDS = Histogram(
-    "zm_http_request_duration_seconds", "Time to answer an HTTP request, by route.", ["route"]
-)
-OPERATION_SECONDS = Histogram(
-    "zm_operation_duration_seconds",
-    "Time of recall, build_context, briefing and remember calls on every surface.",
-    ["operation", "outcome"],
-    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
-)
-
-
-def observe_operation(*, operation: str, outcome: str, seconds: float) -> None:
-    OPERATION_SECONDS.labels(operation=operation, outcome=outcome).observe(seconds)
-
-
-def observe_request(*, method: str, route: str, status: int, seconds: float) -> None:
-    REQUESTS.labels(method=method, route=route, status=str(status)).inc()
-    REQUEST_SECONDS.labels(route=route).observe(seconds)
-
-
-class RequestMetricsMiddleware:
-    """Count and time every request by its URL pattern (never the raw path: ids stay out)."""
-
-    def __init__(self, get_response) -> None:
-        self.get_response = get_response
-
-    def __call__(self, request: HttpRequest) -> HttpResponse:
-        started = time.perf_counter()
-        response = self.get_response(request)
-        match = getattr(request, "resolver_match", None)
-        route = match.route if match is not None and match.route else "unmatched"
-        observe_request(
-            method=request.method or "",
-            route=route,
-            status=response.status_code,
-            seconds=time.perf_counter() - started,
-        )
-        return response
+from zeromemory.core.metrics import OPERATION_SECONDS, REQUEST_SECONDS, REQUESTS
 
 
 class DatabaseCollector(Collector):

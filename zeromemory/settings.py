@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import secrets
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -102,6 +103,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_htmx",
     "django_q",
+    "axes",
     "zeromemory",
     "scopes",
     "memories",
@@ -109,7 +111,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    "zeromemory.metrics.RequestMetricsMiddleware",
+    "zeromemory.core.metrics.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -120,8 +122,10 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
-    # Last, so it sees the view's exception first: a lost database answers 503, not 500.
-    "zeromemory.outage.DatabaseOutageMiddleware",
+    # Near the end, so it sees the view's exception first: a lost database answers 503, not 500.
+    "zeromemory.core.outage.DatabaseOutageMiddleware",
+    # Last, as django-axes asks: it answers a locked-out sign-in.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "zeromemory.urls"
@@ -170,6 +174,29 @@ AUTH_PASSWORD_VALIDATORS = [
 if TESTING:
     PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
+# Sign-in throttling (django-axes): after ZM_LOGIN_FAILURE_LIMIT wrong passwords for one
+# username, or from one address, that username or address is locked out for
+# ZM_LOGIN_LOCKOUT_MINUTES; a success resets the count, and staff unlock at once in the admin
+# (Axes › Access attempts: delete the rows). Behind N reverse proxies set ZM_PROXY_COUNT=N so the
+# client's address is read from X-Forwarded-For; otherwise that header is ignored (it is spoofable).
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("ZM_LOGIN_FAILURE_LIMIT", 5, minimum=1)
+LOGIN_LOCKOUT_MINUTES = env_int("ZM_LOGIN_LOCKOUT_MINUTES", 15, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=LOGIN_LOCKOUT_MINUTES)
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "dashboard.views.account.locked_out"
+AXES_VERBOSE = False
+PROXY_COUNT = env_int("ZM_PROXY_COUNT", 0)
+AXES_IPWARE_PROXY_COUNT = PROXY_COUNT or None
+AXES_IPWARE_PROXY_ORDER = "right-most"
+AXES_IPWARE_META_PRECEDENCE_ORDER = (
+    ("HTTP_X_FORWARDED_FOR", "REMOTE_ADDR") if PROXY_COUNT else ("REMOTE_ADDR",)
+)
+
 LOGIN_URL = "dashboard:login"
 LOGIN_REDIRECT_URL = "dashboard:home"
 LOGOUT_REDIRECT_URL = "dashboard:login"
@@ -207,7 +234,14 @@ WHITENOISE_AUTOREFRESH = DEBUG
 MAX_BODY_BYTES = env_int("ZM_MAX_BODY_BYTES", 1_048_576, minimum=1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_BODY_BYTES
 
+# Calls per user per window (N/s, N/min, N/hour, N/day), counted in the database so the limit
+# holds across every web process; empty turns it off.
 API_RATE = env_str("ZM_API_RATE", "6000/min")
+_rate_count, _, _rate_period = API_RATE.partition("/")
+if API_RATE and not (_rate_count.isdigit() and _rate_period[:1] in ("s", "m", "h", "d")):
+    raise ValueError(
+        f"ZM_API_RATE must look like 600/min (N/s, N/min, N/hour, N/day), not {API_RATE!r}"
+    )
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -215,11 +249,10 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_PARSER_CLASSES": ["zeromemory.api.parsers.StrictJSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["zeromemory.core.parsers.StrictJSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_THROTTLE_CLASSES": ["zeromemory.api.throttling.ActorRateThrottle"],
-    "DEFAULT_THROTTLE_RATES": {"actor": API_RATE or None},
-    "EXCEPTION_HANDLER": "zeromemory.api.errors.exception_handler",
+    "DEFAULT_THROTTLE_CLASSES": ["zeromemory.core.throttling.ActorRateThrottle"],
+    "EXCEPTION_HANDLER": "zeromemory.core.envelope.exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
 }
@@ -310,6 +343,8 @@ LOGGING = {
         "pgserver": {"level": "WARNING"},
         # The MCP SDK logs every session opened and closed.
         "mcp": {"level": "WARNING"},
+        # django-axes logs every sign-in; lockouts are in the admin.
+        "axes": {"level": "WARNING"},
     },
 }
 

@@ -11,7 +11,8 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
-    path("api/v1/", include("zeromemory.api.urls")),
+    path("api/v1/", include("scopes.urls")),
+    path("api/v1/", include("memories.api.urls")),
     path("", include("dashboard.urls")),
 ]
 

@@ -9,8 +9,8 @@ from django.views.decorators.cache import never_cache
 from django.views.defaults import page_not_found, server_error
 
 from zeromemory import heartbeat
-from zeromemory.api.errors import json_error
-from zeromemory.outage import RETRY_AFTER_SECONDS, response_for_current_exception, unavailable
+from zeromemory.core.envelope import json_error
+from zeromemory.core.outage import RETRY_AFTER_SECONDS, response_for_current_exception, unavailable
 
 
 @never_cache

@@ -6,6 +6,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
+from django.contrib.auth.forms import AuthenticationForm
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse_lazy
@@ -49,3 +50,18 @@ def signup(request: HttpRequest) -> HttpResponse:
             return redirect("dashboard:home")
         return render(request, "registration/signup.html", {"form": form}, status=INVALID)
     return render(request, "registration/signup.html", {"form": form})
+
+
+def locked_out(request: HttpRequest, credentials: dict | None = None, *args, **kwargs):
+    """django-axes' answer to a sign-in while the username or address is locked out."""
+    username = (credentials or {}).get("username") or ""
+    context = {
+        "form": AuthenticationForm(request, initial={"username": username}),
+        "signup_enabled": settings.SIGNUP_ENABLED,
+        "locked_message": _(
+            "Too many failed sign-ins: this account or address is locked for %(minutes)d "
+            "minutes. An administrator can unlock it sooner."
+        )
+        % {"minutes": settings.LOGIN_LOCKOUT_MINUTES},
+    }
+    return render(request, "registration/login.html", context, status=429)

@@ -21,7 +21,7 @@ from memories.search import Hit, recall
 from memories.services import lifecycle
 from memories.services.remember import RememberInput, memory_remember
 from scopes import access
-from zeromemory.errors import DomainError, ValidationFailed
+from zeromemory.core.errors import DomainError, ValidationFailed
 
 PAGE_SIZE = 25
 SEARCH_RESULTS = 30

@@ -16,7 +16,7 @@ from dashboard.common import INVALID, actor_for, add_domain_error, domain_errors
 from dashboard.forms import MemberAddForm, MemberRoleForm, ScopeCreateForm, ScopeRenameForm
 from scopes import access, selectors, services
 from scopes.models import Membership, Role, Scope
-from zeromemory.errors import DomainError
+from zeromemory.core.errors import DomainError
 
 
 def _scopes_with_roles(request: HttpRequest):

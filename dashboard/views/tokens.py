@@ -13,7 +13,7 @@ from django.views.decorators.http import require_POST
 from dashboard.common import INVALID, actor_for, add_domain_error, domain_errors, render_page
 from dashboard.forms import TokenCreateForm
 from scopes import access, selectors, services
-from zeromemory.errors import DomainError
+from zeromemory.core.errors import DomainError
 
 
 def _page(request: HttpRequest, *, form=None, issued=None, status: int = 200) -> HttpResponse:

@@ -30,8 +30,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from scopes.authentication import token_for_secret
 from scopes.models import ApiToken
-from zeromemory.errors import DomainError
-from zeromemory.outage import Unavailable, retry_headers, unavailable
+from zeromemory.core.errors import DomainError
+from zeromemory.core.outage import Unavailable, retry_headers, unavailable
 
 TokenSource = Callable[[], ApiToken | None]
 

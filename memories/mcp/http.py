@@ -25,7 +25,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memories.mcp.auth import BearerTokenMiddleware
 from memories.mcp.tools import build_server
-from zeromemory.metrics import observe_request
+from zeromemory.core.metrics import observe_request
 
 logger = logging.getLogger(__name__)
 

@@ -16,6 +16,7 @@ never a traceback.
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import math
@@ -32,11 +33,10 @@ from pydantic import ValidationError
 
 from memories.mcp import contract
 from memories.mcp.auth import RateLimited, Unauthorized, current_credential
-from memories.models import ActivitySurface
-from scopes.access import Actor
-from zeromemory.api.throttling import ActorRateThrottle
-from zeromemory.errors import DomainError
-from zeromemory.outage import unavailable
+from zeromemory.core.actor import Actor, Surface
+from zeromemory.core.errors import DomainError
+from zeromemory.core.outage import unavailable
+from zeromemory.core.throttling import ActorRateThrottle
 
 logger = logging.getLogger(__name__)
 
@@ -88,7 +88,7 @@ def _call_as_actor(
         token = source() if source is not None else None
         if token is None:
             raise Unauthorized("The token is not valid: unknown, revoked or expired.")
-        actor = Actor(user=token.user, token=token, surface=ActivitySurface.MCP, client_name=client)
+        actor = Actor(user=token.user, token=token, surface=Surface.MCP, client_name=client)
         _throttle(actor)
         return work(actor)
     except Exception as exc:
@@ -122,12 +122,59 @@ def _argument_error(exc: ValidationError) -> CallToolResult:
     return error_result("validation_failed", f"{field}: {messages[0]}", details)
 
 
+def _unreadable_text(value: Any) -> str | None:
+    """Why a string argument (at any depth) cannot be stored or searched, or None."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                return "NUL characters are not allowed."
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return "Not valid Unicode text (a lone surrogate)."
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return None
+
+
+def _arguments_error(allowed: set[str], arguments: dict[str, Any]) -> CallToolResult | None:
+    """What REST refuses before any service runs: unknown fields, NUL and invalid text."""
+    details: dict[str, list[str]] = {}
+    for field in arguments:
+        if field not in allowed:
+            details[field] = ["Unknown field."]
+        elif (problem := _unreadable_text(arguments[field])) is not None:
+            details[field] = [problem]
+    if not details:
+        return None
+    field, messages = next(iter(details.items()))
+    return error_result("validation_failed", f"{field}: {messages[0]}", details)
+
+
 class ZeroMemoryServer(MCPServer):
     """MCPServer whose argument and lookup failures also answer in the stable error shape."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.tool_arguments: dict[str, set[str]] = {}
+
+    def add_tool(self, fn: Callable[..., Any], *, name: str, **kwargs: Any) -> None:
+        parameters = inspect.signature(fn).parameters
+        self.tool_arguments[name] = {p for p in parameters if p != "ctx"}
+        super().add_tool(fn, name=name, **kwargs)
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context | None = None
     ) -> CallToolResult | InputRequiredResult:
+        allowed = self.tool_arguments.get(name)
+        if allowed is not None and isinstance(arguments, dict):
+            refused = _arguments_error(allowed, arguments)
+            if refused is not None:
+                return refused
         try:
             return await super().call_tool(name, arguments, context)
         except UnexpectedToolError:

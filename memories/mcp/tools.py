@@ -16,7 +16,6 @@ from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from memories import context, search, selectors
-from memories.api import memory_state
 from memories.mcp import contract
 from memories.mcp.schemas import ContextOut, MemoryStateOut, RecallOut, RememberOut, ScopesOut
 from memories.mcp.server import ZeroMemoryServer, run_tool
@@ -24,8 +23,9 @@ from memories.models import Memory, SourceKind, TranslationStatus
 from memories.services import lifecycle
 from memories.services.remember import RememberInput, memory_remember
 from scopes import access
-from scopes.access import Actor
 from scopes.models import Role
+from zeromemory.core.actor import Actor
+from zeromemory.core.errors import NotFound
 
 SERVER_NAME = "zero-memory"
 SERVER_VERSION = "0.1.0"
@@ -52,6 +52,13 @@ MemoryId = Annotated[
 ]
 
 
+def _memory_to_change(actor: Actor, memory_id: str) -> Memory:
+    try:
+        return selectors.memory_for_write(actor=actor, public_id=memory_id)
+    except NotFound as exc:
+        raise exc.naming("memory_id") from None
+
+
 def _iso(value: Any) -> str | None:
     return value.isoformat() if value is not None else None
 
@@ -62,7 +69,7 @@ def _memory_answer(memory: Memory) -> dict[str, Any]:
         "scope": memory.scope.public_id,
         "kind": memory.kind_id,
         "content": memory.content,
-        "state": memory_state(memory),
+        "state": memory.state,
         "forgotten_at": _iso(memory.forgotten_at),
         "forgotten_reason": memory.forgotten_reason,
         "restored_at": _iso(memory.restored_at),
@@ -180,7 +187,7 @@ async def forget(
     reason: Annotated[str, Field(max_length=1000, description="Why, in English.")],
 ) -> Annotated[CallToolResult, MemoryStateOut]:
     def work(actor: Actor) -> dict[str, Any]:
-        memory = selectors.memory_for_write(actor=actor, public_id=memory_id)
+        memory = _memory_to_change(actor, memory_id)
         return _memory_answer(lifecycle.memory_forget(actor=actor, memory=memory, reason=reason))
 
     return await run_tool(ctx, work)
@@ -188,7 +195,7 @@ async def forget(
 
 async def restore(ctx: Context, memory_id: MemoryId) -> Annotated[CallToolResult, MemoryStateOut]:
     def work(actor: Actor) -> dict[str, Any]:
-        memory = selectors.memory_for_write(actor=actor, public_id=memory_id)
+        memory = _memory_to_change(actor, memory_id)
         return _memory_answer(lifecycle.memory_restore(actor=actor, memory=memory))
 
     return await run_tool(ctx, work)

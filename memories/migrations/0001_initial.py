@@ -7,7 +7,7 @@ import django.utils.timezone
 import functools
 import pgvector.django.indexes
 import pgvector.django.vector
-import zeromemory.ids
+import zeromemory.core.ids
 from django.conf import settings
 from django.db import migrations, models
 
@@ -53,7 +53,7 @@ class Migration(migrations.Migration):
             name='Memory',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('public_id', models.CharField(default=functools.partial(zeromemory.ids.new_public_id, *('mem',), **{}), editable=False, max_length=40, unique=True, verbose_name='id')),
+                ('public_id', models.CharField(default=functools.partial(zeromemory.core.ids.new_public_id, *('mem',), **{}), editable=False, max_length=40, unique=True, verbose_name='id')),
                 ('content', models.TextField(verbose_name='content')),
                 ('content_original', models.TextField(blank=True, default='', verbose_name='original text')),
                 ('content_lang', models.CharField(blank=True, default='', max_length=8, verbose_name='language')),

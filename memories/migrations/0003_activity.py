@@ -2,7 +2,7 @@ import django.contrib.postgres.fields
 import django.db.models.deletion
 import django.utils.timezone
 import functools
-import zeromemory.ids
+import zeromemory.core.ids
 from django.conf import settings
 from django.db import migrations, models
 
@@ -57,7 +57,7 @@ class Migration(migrations.Migration):
             name='ActivityLog',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('public_id', models.CharField(default=functools.partial(zeromemory.ids.new_public_id, *('act',), **{}), editable=False, max_length=40, unique=True, verbose_name='id')),
+                ('public_id', models.CharField(default=functools.partial(zeromemory.core.ids.new_public_id, *('act',), **{}), editable=False, max_length=40, unique=True, verbose_name='id')),
                 ('surface', models.CharField(choices=[('api', 'API'), ('mcp', 'MCP'), ('dashboard', 'Dashboard')], max_length=16, verbose_name='surface')),
                 ('client_name', models.CharField(blank=True, default='', max_length=120, verbose_name='client')),
                 ('operation', models.CharField(choices=[('recall', 'Recall'), ('build_context', 'Build context'), ('briefing', 'Briefing'), ('remember', 'Remember')], max_length=16, verbose_name='operation')),

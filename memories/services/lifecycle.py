@@ -8,16 +8,16 @@ from django.db.models import F, Max
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from memories.canonical import new_claim
+from memories.canonical.language import detect_language
+from memories.canonical.service import new_claim
+from memories.canonical.tasks import enqueue_canonicalization
 from memories.embeddings import embed_contents
 from memories.guard import refuse_secrets
 from memories.kinds import kind_for_slug
-from memories.language import detect_language
 from memories.models import Memory, MemoryVersion, TranslationStatus
 from memories.services.common import content_hash, save_windows
-from memories.tasks import enqueue_canonicalization
-from scopes.access import Actor
-from zeromemory.errors import Conflict, ValidationFailed
+from zeromemory.core.actor import Actor
+from zeromemory.core.errors import Conflict, ValidationFailed
 
 
 def _locked(memory: Memory) -> Memory:

@@ -9,7 +9,9 @@ and enqueue canonicalization on commit when the text is not English. A partial u
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
 from functools import partial
 from typing import Any
 
@@ -19,11 +21,12 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from memories.activity import logs_remember
-from memories.canonical import new_claim
+from memories.canonical.language import detect_language
+from memories.canonical.service import new_claim
+from memories.canonical.tasks import enqueue_canonicalization
 from memories.embeddings import Embedded, embed_contents
 from memories.guard import refuse_secrets
 from memories.kinds import kind_for_slug
-from memories.language import detect_language
 from memories.models import (
     AuthorKind,
     IdempotencyRecord,
@@ -34,11 +37,10 @@ from memories.models import (
     TranslationStatus,
 )
 from memories.services.common import content_hash, save_windows
-from memories.tasks import enqueue_canonicalization
 from scopes import access
-from scopes.access import Actor
 from scopes.models import Scope, ScopeKind
-from zeromemory.errors import DomainError, ValidationFailed
+from zeromemory.core.actor import Actor
+from zeromemory.core.errors import Conflict, DomainError, ValidationFailed
 
 
 @dataclass(frozen=True)
@@ -121,6 +123,26 @@ def _personal_scope(actor: Actor) -> Scope:
     return scope
 
 
+_TEXT_FIELDS = (
+    "content",
+    "verbatim",
+    "conversation_id",
+    "source_path",
+    "chunk_hash",
+    "scope",
+    "idempotency_key",
+)
+
+
+def _refuse_nul(request: RememberInput) -> DomainError | None:
+    """PostgreSQL text cannot hold NUL: refuse it before any query, naming the field."""
+    for name in _TEXT_FIELDS:
+        value = getattr(request, name)
+        if isinstance(value, str) and "\x00" in value:
+            return ValidationFailed(name, _("NUL characters are not allowed."))
+    return None
+
+
 def _prepare(actor: Actor, request: RememberInput, scope: Scope) -> _Prepared:
     refuse_secrets(
         {
@@ -133,8 +155,6 @@ def _prepare(actor: Actor, request: RememberInput, scope: Scope) -> _Prepared:
     content = request.content.strip() if isinstance(request.content, str) else ""
     if not content:
         raise ValidationFailed("content", _("Content is empty."))
-    if "\x00" in content or "\x00" in (request.verbatim or ""):
-        raise ValidationFailed("content", _("NUL characters are not allowed."))
     if len(content) > settings.MAX_MEMORY_CHARS:
         raise ValidationFailed(
             "content",
@@ -202,23 +222,78 @@ def _insert(actor: Actor, prepared: _Prepared) -> RememberResult:
     return RememberResult(memory=memory, deduplicated=False, similar_existing=similar)
 
 
-def _replay(actor: Actor, key: str) -> dict[str, Any] | None:
-    record = IdempotencyRecord.objects.filter(user=actor.user, key=key).first()
-    return record.answer if record is not None else None
+def fingerprint(request: RememberInput) -> str:
+    """What a retry must repeat to be a retry: every field but the key itself."""
+    fields = asdict(request)
+    fields.pop("idempotency_key")
+    return hashlib.sha256(json.dumps(fields, sort_keys=True).encode("utf-8")).hexdigest()
 
 
-def _commit(actor: Actor, prepared: _Prepared) -> RememberResult:
+def _key_conflict() -> Conflict:
+    message = _("This idempotency key was already used for another request.")
+    return Conflict(message, details={"idempotency_key": [message]})
+
+
+@dataclass
+class _Replays:
+    """The caller's earlier answers under the keys of a batch, and which of them it may replay."""
+
+    records: dict[str, IdempotencyRecord]
+    readable: set[str]
+
+    @classmethod
+    def load(cls, actor: Actor, keys: list[str]) -> _Replays:
+        if not keys:
+            return cls({}, set())
+        records = {
+            r.key: r for r in IdempotencyRecord.objects.filter(user=actor.user, key__in=keys)
+        }
+        ids = [record.answer.get("id") for record in records.values()]
+        readable = set(
+            Memory.objects.filter(
+                scope__in=access.readable_scopes(actor), public_id__in=ids
+            ).values_list("public_id", flat=True)
+        )
+        return cls(records, readable)
+
+    def replay(self, request: RememberInput) -> RememberResult | None:
+        """The earlier answer, None when the key is new (or names what the caller cannot read)."""
+        record = self.records.get(request.idempotency_key or "")
+        if record is None or record.answer.get("id") not in self.readable:
+            return None
+        if record.fingerprint and record.fingerprint != fingerprint(request):
+            raise _key_conflict()
+        return _replayed(record.answer)
+
+    def stale_ids(self, keys: set[str]) -> list[int]:
+        """Records under these keys whose memory the caller can no longer read."""
+        return [r.id for key, r in self.records.items() if key in keys]
+
+
+def _record(actor: Actor, prepared: _Prepared, result: RememberResult) -> IdempotencyRecord:
+    return IdempotencyRecord(
+        user=actor.user,
+        key=prepared.request.idempotency_key,
+        fingerprint=fingerprint(prepared.request),
+        status=201,
+        answer=result.as_dict(),
+    )
+
+
+def _commit(actor: Actor, prepared: _Prepared, stale: list[int]) -> RememberResult:
     key = prepared.request.idempotency_key
     try:
         with transaction.atomic():
             result = _insert(actor, prepared)
             if key:
-                IdempotencyRecord.objects.create(
-                    user=actor.user, key=key, status=201, answer=result.as_dict()
-                )
+                IdempotencyRecord.objects.filter(id__in=stale, key=key).delete()
+                _record(actor, prepared, result).save(force_insert=True)
     except IntegrityError:
-        if key and (answer := _replay(actor, key)) is not None:
-            return _replayed(answer)
+        if key:
+            replayed = _Replays.load(actor, [key]).replay(prepared.request)
+            if replayed is None:
+                raise _key_conflict() from None
+            return replayed
         raise
     return result
 
@@ -250,7 +325,7 @@ def _scope_for(actor: Actor, request: RememberInput, cache: dict) -> Scope:
                 else _personal_scope(actor)
             )
         except DomainError as exc:
-            cache[key] = exc
+            cache[key] = exc.naming("scope") if request.scope else exc
     found = cache[key]
     if isinstance(found, DomainError):
         raise found
@@ -341,7 +416,7 @@ def _provenance_row(actor: Actor, prepared: _Prepared, memory: Memory, *, absorb
 
 
 def _commit_bulk(
-    actor: Actor, prepared: dict[int, _Prepared], items: list[BatchItemResult]
+    actor: Actor, prepared: dict[int, _Prepared], items: list[BatchItemResult], stale: list[int]
 ) -> None:
     """The common case in a few statements; raises IntegrityError when a concurrent write won."""
     existing = _identical_many(list(prepared.values()))
@@ -406,13 +481,10 @@ def _commit_bulk(
             provenance.append(_provenance_row(actor, item, memory, absorbed=absorbed))
             items[index].result = result
         Provenance.objects.bulk_create(provenance)
+        if stale:
+            IdempotencyRecord.objects.filter(id__in=stale).delete()
         IdempotencyRecord.objects.bulk_create(
-            IdempotencyRecord(
-                user=actor.user,
-                key=item.request.idempotency_key,
-                status=201,
-                answer=items[index].result.as_dict(),
-            )
+            _record(actor, item, items[index].result)
             for index, item in prepared.items()
             if item.request.idempotency_key
         )
@@ -426,24 +498,27 @@ def _commit_bulk(
 def memory_remember_many(*, actor: Actor, requests: list[RememberInput]) -> list[BatchItemResult]:
     """Remember several memories; each succeeds or fails on its own. Embeds in one batch."""
     access.require_write_access(actor)
-    items = [BatchItemResult() for _ in requests]
-    keys = [r.idempotency_key for r in requests if r.idempotency_key]
-    answers = (
-        dict(
-            IdempotencyRecord.objects.filter(user=actor.user, key__in=keys).values_list(
-                "key", "answer"
-            )
-        )
-        if keys
-        else {}
+    items = [BatchItemResult(error=_refuse_nul(request)) for request in requests]
+    replays = _Replays.load(
+        actor,
+        [
+            r.idempotency_key
+            for r, i in zip(requests, items, strict=True)
+            if r.idempotency_key and not i.error
+        ],
     )
     prepared: dict[int, _Prepared] = {}
     scopes: dict[str, Scope | DomainError] = {}
     seen_keys: set[str] = set()
     for index, request in enumerate(requests):
+        if items[index].error is not None:
+            continue
         key = request.idempotency_key
-        if key in answers:
-            items[index].result = _replayed(answers[key])
+        try:
+            items[index].result = replays.replay(request)
+        except DomainError as exc:
+            items[index].error = exc
+        if items[index].result is not None or items[index].error is not None:
             continue
         if key and key in seen_keys:
             items[index].error = ValidationFailed(
@@ -459,14 +534,15 @@ def memory_remember_many(*, actor: Actor, requests: list[RememberInput]) -> list
             items[index].error = exc
     if not prepared:
         return items
+    stale = replays.stale_ids(seen_keys)
     try:
-        _commit_bulk(actor, prepared, items)
+        _commit_bulk(actor, prepared, items, stale)
     except IntegrityError:
         # A concurrent write took the same text or idempotency key first: item by item, each
         # absorbing into (or replaying) what the other writer committed.
         for index, item in prepared.items():
             try:
-                items[index].result = _commit(actor, item)
+                items[index].result = _commit(actor, item, stale)
             except DomainError as exc:
                 items[index].error = exc
     return items

@@ -4,7 +4,7 @@ import django.core.validators
 import django.db.models.deletion
 import django.utils.timezone
 import functools
-import zeromemory.ids
+import zeromemory.core.ids
 from django.conf import settings
 from django.db import migrations, models
 
@@ -36,7 +36,7 @@ class Migration(migrations.Migration):
             name='Scope',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('public_id', models.CharField(default=functools.partial(zeromemory.ids.new_public_id, *('scp',), **{}), editable=False, max_length=40, unique=True, verbose_name='id')),
+                ('public_id', models.CharField(default=functools.partial(zeromemory.core.ids.new_public_id, *('scp',), **{}), editable=False, max_length=40, unique=True, verbose_name='id')),
                 ('kind', models.CharField(choices=[('personal', 'Personal'), ('team', 'Team'), ('project', 'Project')], max_length=16, verbose_name='kind')),
                 ('name', models.CharField(max_length=120, verbose_name='name')),
                 ('slug', models.CharField(max_length=50, validators=[django.core.validators.RegexValidator('^[a-z0-9]+(?:-[a-z0-9]+)*$', 'Use lowercase letters, digits and single hyphens; start and end with a letter or digit.', code='invalid_slug')], verbose_name='slug')),
@@ -59,7 +59,7 @@ class Migration(migrations.Migration):
             name='ApiToken',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('public_id', models.CharField(default=functools.partial(zeromemory.ids.new_public_id, *('tok',), **{}), editable=False, max_length=40, unique=True, verbose_name='id')),
+                ('public_id', models.CharField(default=functools.partial(zeromemory.core.ids.new_public_id, *('tok',), **{}), editable=False, max_length=40, unique=True, verbose_name='id')),
                 ('name', models.CharField(max_length=120, verbose_name='name')),
                 ('prefix', models.CharField(editable=False, max_length=16, verbose_name='prefix')),
                 ('secret_hash', models.CharField(editable=False, max_length=64, unique=True)),

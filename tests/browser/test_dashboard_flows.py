@@ -9,9 +9,9 @@ from playwright.sync_api import expect
 
 from memories.models import ActivityLog, Memory, MemoryVersion, TranslationStatus
 from memories.services.remember import RememberInput, memory_remember
-from scopes.access import Actor
 from scopes.models import ApiToken, Membership, Role
 from tests.factories import UserFactory, add_member, make_scope
+from zeromemory.core.actor import Actor
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

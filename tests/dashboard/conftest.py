@@ -9,7 +9,7 @@ from django.test import Client
 
 from memories.models import Memory, Provenance, SourceKind, TranslationStatus
 from memories.services.remember import RememberInput, memory_remember, memory_remember_many
-from scopes.access import Actor
+from zeromemory.core.actor import Actor
 
 
 def remember(user, content: str, *, scope=None, kind: str = "fact", verbatim=None) -> Memory:

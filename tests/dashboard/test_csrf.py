@@ -6,9 +6,9 @@ import pytest
 from django.test import Client
 
 from memories.models import Memory
-from scopes.access import Actor
 from scopes.models import Membership, Scope
 from scopes.services import token_create
+from zeromemory.core.actor import Actor
 
 
 @pytest.fixture

@@ -14,10 +14,10 @@ import pytest
 from django.conf import settings
 from django.test import Client
 
-from scopes.access import Actor
 from scopes.models import Scope
 from scopes.services import token_create
 from tests.dashboard.conftest import canonicalized
+from zeromemory.core.actor import Actor
 
 LOCALE = Path(settings.BASE_DIR) / "locale"
 TRANSLATED = [code for code, _ in settings.LANGUAGES if code != settings.LANGUAGE_CODE]

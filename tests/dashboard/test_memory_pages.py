@@ -100,7 +100,7 @@ def test_a_blank_query_browses_instead_of_searching(tenancy, memories, login):
 
 
 def test_search_results_are_the_recall_results(tenancy, memories, login):
-    from scopes.access import Actor
+    from zeromemory.core.actor import Actor
 
     body = login(tenancy.owner).get("/", {"q": "deploy migrations"}).content.decode()
     hits = recall(actor=Actor(user=tenancy.owner), query="deploy migrations", k=30)

@@ -7,10 +7,10 @@ from datetime import date, timedelta
 
 from memories.models import ActivityLog
 from memories.search import recall
-from scopes.access import Actor
 from scopes.models import ApiToken
 from scopes.services import hash_token_secret, token_create
 from tests.dashboard.conftest import HTMX
+from zeromemory.core.actor import Actor
 
 
 def test_create_shows_the_secret_once(tenancy, login):

@@ -16,9 +16,9 @@ from memories.context import briefing
 from memories.models import ActivityLog, Memory
 from memories.search import recall
 from memories.services.remember import RememberInput, memory_remember_many
-from scopes.access import Actor
 from scopes.models import ApiToken
 from tests.factories import make_token
+from zeromemory.core.actor import Actor
 
 # Spanish and Japanese with a leading space, doubled and non-breaking spaces, a tab, an
 # ideographic space, a decomposed accent (e + U+0301), an emoji with a skin-tone modifier and a

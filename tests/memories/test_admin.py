@@ -6,7 +6,7 @@ import pytest
 from django.urls import reverse
 from django_q.models import OrmQ
 
-from memories import tasks
+from memories.canonical import tasks
 from memories.models import Memory, MemoryKind, MemoryVersion, TranslationStatus
 from tests.factories import UserFactory
 from tests.fakes.anthropic_api import status, tool_answer

@@ -29,7 +29,8 @@ from django.utils import timezone
 from django_q.conf import Conf
 from django_q.models import OrmQ, Schedule
 
-from memories import canonical, tasks
+from memories.canonical import service as canonical
+from memories.canonical import tasks
 from memories.embeddings import embed_texts
 from memories.models import Memory, Provenance, TranslationStatus
 from tests.fakes.anthropic_api import (
@@ -633,13 +634,13 @@ def test_the_sweeper_is_scheduled_every_minute(db):
 
     from django.apps import apps
 
-    migration = importlib.import_module("zeromemory.migrations.0002_schedules")
-    [schedule] = Schedule.objects.filter(func="memories.tasks.sweep_translations")
+    migration = importlib.import_module("memories.migrations.0005_sweeper_schedule")
+    [schedule] = Schedule.objects.filter(func="memories.canonical.tasks.sweep_translations")
     assert (schedule.schedule_type, schedule.minutes, schedule.repeats) == (Schedule.MINUTES, 1, -1)
 
     # Idempotent: running it again (after someone edited the schedule) keeps one, repaired.
     Schedule.objects.filter(pk=schedule.pk).update(minutes=30)
-    migration.create_schedules(apps, None)
+    migration.create_sweeper(apps, None)
     [again] = Schedule.objects.filter(name=schedule.name)
     assert again.pk == schedule.pk and again.minutes == 1
 
@@ -756,3 +757,20 @@ def test_a_worker_killed_mid_translation_loses_nothing(
     [row] = Provenance.objects.filter(memory=memory)
     assert (row.verbatim, row.created_by, row.absorbed) == (VERBATIM, tenancy.owner, False)
     assert len(fake_anthropic.requests) == 2
+
+
+@pytest.mark.parametrize("code", [400, 401, 403, 404])
+def test_a_refusal_that_cannot_change_fails_at_once(
+    code, tenancy, owner, fake_anthropic, settings, sync_tasks, django_capture_on_commit_callbacks
+):
+    """A bad key or a refused request is not retried by backoff: the admin's retry brings it
+    back once the cause is fixed."""
+    settings.TRANSLATION_MAX_ATTEMPTS = 6
+    fake_anthropic.script(status(code))
+    memory = write(owner, GERMAN, tenancy.team, django_capture_on_commit_callbacks)
+    memory.refresh_from_db()
+    assert (memory.translation_status, memory.translation_attempts) == ("failed", 1)
+    assert str(code) in memory.translation_error and memory.translation_next_at is None
+    make_due(memory)
+    assert tasks.sweep_translations() == 0
+    assert len(fake_anthropic.requests) == 1

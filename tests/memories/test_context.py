@@ -11,8 +11,8 @@ from memories import tasks
 from memories.context import briefing, build_context, count_tokens
 from memories.models import Memory
 from memories.services.remember import RememberInput, memory_remember_many
-from scopes.access import Actor
-from zeromemory.errors import NotFound, ValidationFailed
+from zeromemory.core.actor import Actor
+from zeromemory.core.errors import NotFound, ValidationFailed
 
 
 def remember_all(user, items, *, scope=None):

@@ -1,4 +1,4 @@
-"""Protected spans and the write-path language rule (memories/protected.py, memories/language.py).
+"""Protected spans and the write-path language rule (memories/canonical/protected.py, memories/canonical/language.py).
 
 Plain functions without Django: both modules import nothing from it.
 """
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from memories.language import LanguageDecision, detect_language
-from memories.protected import mask_protected, protected_spans
+from memories.canonical.language import LanguageDecision, detect_language
+from memories.canonical.protected import mask_protected, protected_spans
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "language_sentences.tsv"
 

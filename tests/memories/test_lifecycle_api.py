@@ -10,8 +10,8 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from memories.models import Memory, MemoryVersion
-from scopes.access import Actor
 from scopes.services import token_create, token_revoke
+from zeromemory.core.actor import Actor
 
 
 def remember(client, content, kind="fact", **extra):

@@ -32,11 +32,11 @@ from mcp_types import CallToolResult, Implementation
 from memories.mcp.contract import DESCRIPTIONS
 from memories.models import ActivityLog, Memory, Provenance
 from memories.services.remember import RememberInput, memory_remember
-from scopes.access import Actor
 from scopes.models import ScopeKind
 from scopes.services import token_create, token_revoke
 from tests.factories import make_token
 from tests.helpers import child_env
+from zeromemory.core.actor import Actor
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -456,8 +456,8 @@ def test_every_tool_works_over_stdio(tenancy, kinds_seeded):
     team = tenancy.team.public_id
     params = StdioServerParameters(
         command=sys.executable,
-        args=["manage.py", "mcp_stdio", "--token", make_token(tenancy.writer)],
-        env=child_env(),
+        args=["manage.py", "mcp_stdio"],
+        env=child_env(ZM_TOKEN=make_token(tenancy.writer)),
         cwd=str(BASE_DIR),
     )
 
@@ -495,9 +495,9 @@ def test_every_tool_works_over_stdio(tenancy, kinds_seeded):
 
 def test_stdio_refuses_a_bad_token_before_serving(tenancy):
     done = subprocess.run(
-        [sys.executable, "manage.py", "mcp_stdio", "--token", "zm_not-a-real-token"],
+        [sys.executable, "manage.py", "mcp_stdio"],
         cwd=BASE_DIR,
-        env=child_env(),
+        env=child_env(ZM_TOKEN="zm_not-a-real-token"),
         capture_output=True,
         text=True,
         timeout=60,
@@ -506,3 +506,85 @@ def test_stdio_refuses_a_bad_token_before_serving(tenancy):
     assert done.returncode != 0
     assert done.stdout == ""
     assert "not valid" in done.stderr
+
+
+def stdio_list_scopes(args: list[str], env: dict[str, str]) -> dict[str, Any]:
+    params = StdioServerParameters(
+        command=sys.executable, args=["manage.py", "mcp_stdio", *args], env=env, cwd=str(BASE_DIR)
+    )
+
+    async def main() -> dict[str, Any]:
+        async with (
+            stdio_client(params) as (read, write),
+            ClientSession(read, write, client_info=CLIENT) as session,
+        ):
+            await session.initialize()
+            return ok(await session.call_tool("list_scopes", {}))
+
+    return anyio.run(main)
+
+
+def test_stdio_reads_the_token_from_a_file_and_keeps_it_off_the_command_line(tenancy, tmp_path):
+    token_file = tmp_path / "token"
+    token_file.write_text(make_token(tenancy.writer) + "\n")
+    token_file.chmod(0o600)
+    env = {k: v for k, v in child_env().items() if k != "ZM_TOKEN"}
+    scopes = stdio_list_scopes(["--token-file", str(token_file)], env)
+    assert tenancy.team.public_id in {scope["id"] for scope in scopes["scopes"]}
+
+
+def test_stdio_token_flag_still_works_with_a_warning(tenancy):
+    secret = make_token(tenancy.writer)
+    done = subprocess.run(
+        [sys.executable, "manage.py", "mcp_stdio", "--token", secret],
+        cwd=BASE_DIR,
+        env=child_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    # With stdin closed the server exits at once; what matters is the warning before it.
+    assert "warning: --token shows the secret" in done.stderr
+    assert secret not in done.stderr
+
+
+def test_stdio_without_a_token_says_how_to_give_one(tenancy):
+    env = {k: v for k, v in child_env().items() if k != "ZM_TOKEN"}
+    done = subprocess.run(
+        [sys.executable, "manage.py", "mcp_stdio"],
+        cwd=BASE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode != 0 and done.stdout == ""
+    assert "ZM_TOKEN" in done.stderr and "--token-file" in done.stderr
+
+
+def test_malformed_bodies_over_http_never_answer_5xx(server, tenancy):
+    """What the SDK parses itself (the JSON-RPC envelope) holds against hostile bodies too."""
+    headers = {
+        "Authorization": f"Bearer {make_token(tenancy.owner)}",
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+    }
+    call = (
+        b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", '
+        b'"params": {"name": "recall", "arguments": {"query": %s}}}'
+    )
+    bodies = {
+        "deep": b"[" * 100_000 + b"]" * 100_000,
+        "deep arguments": call % (b"[" * 50_000 + b"]" * 50_000),
+        "lone surrogate": call % b'"\\ud800"',
+        "nul": call % b'"a\\u0000b"',
+        "not utf-8": call % b'"\xff\xfe"',
+        "huge number": call % (b"1" * 5000),
+        "not json": b"{",
+    }
+    for label, body in bodies.items():
+        response = httpx2.post(f"{server}/mcp", content=body, headers=headers, timeout=30)
+        assert response.status_code < 500, (label, response.status_code, response.text[:300])
+        assert "internal" not in response.text, (label, response.text[:300])

@@ -6,7 +6,7 @@ import pytest
 
 from memories.models import ActivityLog
 from memories.services.remember import RememberInput, memory_remember
-from scopes.access import Actor
+from zeromemory.core.actor import Actor
 
 
 @pytest.fixture

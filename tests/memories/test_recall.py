@@ -14,9 +14,9 @@ from memories.models import Memory
 from memories.search import recall
 from memories.services import lifecycle
 from memories.services.remember import RememberInput, memory_remember_many
-from scopes.access import Actor
 from tests.factories import make_scope
-from zeromemory.errors import NotFound, ValidationFailed
+from zeromemory.core.actor import Actor
+from zeromemory.core.errors import NotFound, ValidationFailed
 
 RRF = search.RRF_K
 

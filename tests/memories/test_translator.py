@@ -6,7 +6,7 @@ import socket
 
 import pytest
 
-from memories.translator import TOOL_NAME, TranslationFailed, translate_to_english
+from memories.canonical.translator import TOOL_NAME, TranslationFailed, translate_to_english
 from tests.fakes.anthropic_api import (
     delay,
     malformed_tool_input,

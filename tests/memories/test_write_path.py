@@ -17,8 +17,8 @@ from django.test import override_settings
 from memories.embeddings import embed_query, get_model
 from memories.models import Memory, MemoryWindow, Provenance
 from memories.services.remember import RememberInput, memory_remember
-from scopes.access import Actor
 from tests.helpers import child_env
+from zeromemory.core.actor import Actor
 
 WRITER = """
 import json, sys, time
@@ -27,7 +27,7 @@ django.setup()
 from django.contrib.auth import get_user_model
 from memories.embeddings import get_model
 from memories.services.remember import RememberInput, memory_remember
-from scopes.access import Actor
+from zeromemory.core.actor import Actor
 get_model()
 user = get_user_model().objects.get(username=sys.argv[1])
 start = float(sys.argv[2])

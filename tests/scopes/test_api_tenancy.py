@@ -9,9 +9,9 @@ import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from scopes.access import Actor
 from scopes.models import ApiToken
 from scopes.services import token_create, token_revoke
+from zeromemory.core.actor import Actor
 
 # (method, path, body, minimum role) for the endpoints about one scope.
 SCOPE_ENDPOINTS = [

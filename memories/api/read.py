@@ -15,9 +15,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memories import activity, context, search
-from memories.models import ActivityOperation, ActivityOutcome, ActivitySurface
-from zeromemory.api.serializers import StrictCharField, StrictSerializer
-from zeromemory.api.views import actor_for
+from memories.models import ActivityOperation, ActivityOutcome
+from zeromemory.core.actor import Surface, actor_for_request
+from zeromemory.core.serializers import StrictCharField, StrictSerializer
 
 
 class StrictIntegerField(serializers.IntegerField):
@@ -101,7 +101,7 @@ class RecallView(APIView):
         summary="Recall: hybrid search (vector + full text) over the memories you may read",
     )
     def post(self, request):
-        actor = actor_for(request)
+        actor = actor_for_request(request)
         body = self.Input(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
@@ -135,7 +135,7 @@ class ContextView(APIView):
         summary="Context for a topic within a token budget (JSON sections and markdown)",
     )
     def post(self, request):
-        actor = actor_for(request)
+        actor = actor_for_request(request)
         body = self.Input(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
@@ -167,7 +167,7 @@ class BriefingView(APIView):
         summary="Session briefing: what matters most, recent decisions, open loops",
     )
     def get(self, request):
-        actor = actor_for(request)
+        actor = actor_for_request(request)
         query = self.Filters(data=request.query_params.dict())
         query.is_valid(raise_exception=True)
         raw = query.validated_data.get("scopes") or ""
@@ -197,7 +197,7 @@ class ActivityOut(serializers.Serializer):
 class ActivityListView(APIView):
     class Filters(StrictSerializer):
         operation = serializers.ChoiceField(choices=ActivityOperation.choices, required=False)
-        surface = serializers.ChoiceField(choices=ActivitySurface.choices, required=False)
+        surface = serializers.ChoiceField(choices=Surface.choices, required=False)
         outcome = serializers.ChoiceField(choices=ActivityOutcome.choices, required=False)
         since = serializers.DateTimeField(required=False)
         until = serializers.DateTimeField(required=False)
@@ -210,7 +210,7 @@ class ActivityListView(APIView):
         summary="Your own activity: recalls, contexts, briefings, remembers (newest first)",
     )
     def get(self, request):
-        actor = actor_for(request)
+        actor = actor_for_request(request)
         query = self.Filters(data=request.query_params.dict())
         query.is_valid(raise_exception=True)
         data = dict(query.validated_data)

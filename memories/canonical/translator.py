@@ -20,8 +20,8 @@ from typing import Any
 import anthropic
 from django.conf import settings
 
-from memories.protected import protected_spans
-from zeromemory.llm import anthropic_client
+from memories.canonical.protected import protected_spans
+from zeromemory.core.llm import anthropic_client
 
 __all__ = ["TOOL_NAME", "TranslationFailed", "translate_to_english"]
 

@@ -5,10 +5,8 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
 
-    initial = True
-
     dependencies = [
-        ('zeromemory', '0002_schedules'),
+        ('zeromemory', '0003_rate_window'),
     ]
 
     operations = [

@@ -12,9 +12,9 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
-from zeromemory.api.parsers import BodyError
-from zeromemory.errors import DomainError
-from zeromemory.outage import retry_headers, unavailable
+from zeromemory.core.errors import DomainError
+from zeromemory.core.outage import retry_headers, unavailable
+from zeromemory.core.parsers import BodyError
 
 logger = logging.getLogger(__name__)
 

@@ -30,10 +30,10 @@ from django.db import transaction
 from django.utils import timezone
 from pgvector.django import CosineDistance
 
+from memories.canonical.translator import TranslationFailed, translate_to_english
 from memories.embeddings import embed_contents
 from memories.models import Memory, Provenance, TranslationStatus
 from memories.services.common import content_hash, save_windows
-from memories.translator import TranslationFailed, translate_to_english
 
 logger = logging.getLogger(__name__)
 
@@ -193,7 +193,12 @@ def _record_failure(memory_id: int, claim: str, revision: int, failure: Translat
         memory.translation_error = failure.message[:2000]
         memory.translation_claim = ""
         memory.translation_lease_until = None
-        if memory.translation_attempts >= settings.TRANSLATION_MAX_ATTEMPTS:
+        # A refusal another attempt cannot change (a bad key, a rejected request) fails at once;
+        # the admin's "Retry translation" brings the memory back once the cause is fixed.
+        if (
+            not failure.retryable
+            or memory.translation_attempts >= settings.TRANSLATION_MAX_ATTEMPTS
+        ):
             memory.translation_status = TranslationStatus.FAILED
             memory.translation_next_at = None
             outcome = "failed"

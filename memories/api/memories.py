@@ -16,9 +16,10 @@ from memories.services.remember import (
     memory_remember,
     memory_remember_many,
 )
-from zeromemory.api.errors import error_body, exception_handler
-from zeromemory.api.serializers import StrictBooleanField, StrictCharField, StrictSerializer
-from zeromemory.api.views import actor_for
+from zeromemory.core.actor import actor_for_request
+from zeromemory.core.envelope import error_body, exception_handler
+from zeromemory.core.errors import NotFound
+from zeromemory.core.serializers import StrictBooleanField, StrictCharField, StrictSerializer
 
 BATCH_LIMIT = 100
 
@@ -58,12 +59,6 @@ class RememberOut(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
 
-def memory_state(memory: Memory) -> str:
-    if memory.valid:
-        return "valid"
-    return "superseded" if memory.superseded_by_id else "forgotten"
-
-
 class MemoryOut(serializers.Serializer):
     id = serializers.CharField(source="public_id")
     scope = serializers.CharField(source="scope.public_id")
@@ -86,7 +81,7 @@ class MemoryOut(serializers.Serializer):
     updated_at = serializers.DateTimeField()
 
     def get_state(self, memory: Memory) -> str:
-        return memory_state(memory)
+        return memory.state
 
     def get_superseded_by(self, memory: Memory) -> str | None:
         return memory.superseded_by.public_id if memory.superseded_by_id else None
@@ -162,7 +157,7 @@ class MemoryListView(APIView):
         summary="List memories (newest first, cursor pagination)",
     )
     def get(self, request):
-        actor = actor_for(request)
+        actor = actor_for_request(request)
         query = self.Filters(data=request.query_params.dict())
         query.is_valid(raise_exception=True)
         data = dict(query.validated_data)
@@ -180,7 +175,7 @@ class MemoryListView(APIView):
         summary="Remember: write a memory (201), or absorb into an identical one (200)",
     )
     def post(self, request):
-        actor = actor_for(request)
+        actor = actor_for_request(request)
         serializer = RememberIn(data=request.data)
         serializer.is_valid(raise_exception=True)
         result = memory_remember(actor=actor, request=serializer.to_request())
@@ -215,7 +210,7 @@ class MemoryBatchView(APIView):
         summary="Remember up to 100 memories; each item is answered on its own",
     )
     def post(self, request):
-        actor = actor_for(request)
+        actor = actor_for_request(request)
         batch = self.Input(data=request.data)
         batch.is_valid(raise_exception=True)
         answers: list[dict | None] = [None] * len(batch.validated_data["items"])
@@ -256,12 +251,12 @@ class MemoryDetailView(APIView):
 
     @extend_schema(responses=MemoryDetailOut, summary="One memory with provenance and versions")
     def get(self, request, memory_id: str):
-        memory = selectors.memory_for_read(actor=actor_for(request), public_id=memory_id)
+        memory = selectors.memory_for_read(actor=actor_for_request(request), public_id=memory_id)
         return Response(_detail(memory))
 
     @extend_schema(request=Input, responses=MemoryDetailOut, summary="Edit content or kind")
     def patch(self, request, memory_id: str):
-        actor = actor_for(request)
+        actor = actor_for_request(request)
         memory = selectors.memory_for_write(actor=actor, public_id=memory_id)
         serializer = self.Input(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -276,7 +271,7 @@ class ForgetView(APIView):
 
     @extend_schema(request=Input, responses=MemoryDetailOut, summary="Forget (invalidate)")
     def post(self, request, memory_id: str):
-        actor = actor_for(request)
+        actor = actor_for_request(request)
         memory = selectors.memory_for_write(actor=actor, public_id=memory_id)
         serializer = self.Input(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -287,7 +282,7 @@ class ForgetView(APIView):
 class RestoreView(APIView):
     @extend_schema(request=None, responses=MemoryDetailOut, summary="Restore a forgotten memory")
     def post(self, request, memory_id: str):
-        actor = actor_for(request)
+        actor = actor_for_request(request)
         memory = selectors.memory_for_write(actor=actor, public_id=memory_id)
         return Response(_detail(lifecycle.memory_restore(actor=actor, memory=memory)))
 
@@ -299,12 +294,15 @@ class SupersedeView(APIView):
 
     @extend_schema(request=Input, responses=MemoryDetailOut, summary="Supersede by another memory")
     def post(self, request, memory_id: str):
-        actor = actor_for(request)
+        actor = actor_for_request(request)
         memory = selectors.memory_for_write(actor=actor, public_id=memory_id)
         serializer = self.Input(data=request.data)
         serializer.is_valid(raise_exception=True)
-        replacement = selectors.memory_for_read(
-            actor=actor, public_id=serializer.validated_data["by"]
-        )
+        try:
+            replacement = selectors.memory_for_read(
+                actor=actor, public_id=serializer.validated_data["by"]
+            )
+        except NotFound as exc:
+            raise exc.naming("by") from None
         memory = lifecycle.memory_supersede(actor=actor, memory=memory, by=replacement)
         return Response(_detail(memory))

@@ -17,6 +17,12 @@ class DomainError(Exception):
         self.message = message
         self.details = details or {}
 
+    def naming(self, field: str) -> DomainError:
+        """The same error, with its message under `field` in the details (which input it was)."""
+        named = type(self).__new__(type(self))
+        DomainError.__init__(named, self.message, details={field: [self.message]})
+        return named
+
 
 class ValidationFailed(DomainError):
     code = "validation_failed"

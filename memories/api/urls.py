@@ -1,0 +1,23 @@
+"""REST endpoints for memories and the read path (included under /api/v1/)."""
+
+from django.urls import path
+
+import zeromemory.core.converters  # noqa: F401 - registers the id and username converters
+from memories.api import memories, read
+
+urlpatterns = [
+    path("memories", memories.MemoryListView.as_view(), name="api-memories"),
+    path("memories/batch", memories.MemoryBatchView.as_view(), name="api-memories-batch"),
+    path("memories/<id:memory_id>", memories.MemoryDetailView.as_view(), name="api-memory"),
+    path("memories/<id:memory_id>/forget", memories.ForgetView.as_view(), name="api-forget"),
+    path("memories/<id:memory_id>/restore", memories.RestoreView.as_view(), name="api-restore"),
+    path(
+        "memories/<id:memory_id>/supersede",
+        memories.SupersedeView.as_view(),
+        name="api-supersede",
+    ),
+    path("recall", read.RecallView.as_view(), name="api-recall"),
+    path("context", read.ContextView.as_view(), name="api-context"),
+    path("briefing", read.BriefingView.as_view(), name="api-briefing"),
+    path("activity", read.ActivityListView.as_view(), name="api-activity"),
+]

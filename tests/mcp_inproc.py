@@ -1,0 +1,56 @@
+"""The MCP tools driven in process by the SDK's own client, for matrix tests.
+
+The SDK connects `Client` to the server object directly (no transport). The call runs under
+`async_to_sync`, so the tools' `sync_to_async(thread_sensitive=True)` work runs in the test's own
+thread, on its connection and inside its transaction: the rows a test made are visible and are
+rolled back after it. The credential is the same context variable the HTTP door sets.
+
+Like Django's own test client, the call leaves the test's connection open: the tools' connection
+housekeeping (`close_old_connections`, which closes a connection that is inside a transaction)
+is idle for its duration, and nothing else of the server is changed.
+"""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+from typing import Any
+from unittest import mock
+
+from asgiref.sync import async_to_sync
+from mcp import Client
+from mcp_types import CallToolResult
+
+from memories.mcp.auth import current_credential, lookup_token
+from memories.mcp.tools import build_server
+
+
+async def _call(secret: str, name: str, arguments: dict[str, Any]) -> CallToolResult:
+    current_credential.set(lambda: lookup_token(secret))
+    async with Client(build_server()) as client:
+        return await client.call_tool(name, arguments)
+
+
+async def _names() -> list[str]:
+    async with Client(build_server()) as client:
+        return [tool.name for tool in (await client.list_tools()).tools]
+
+
+def _keep_connection() -> ExitStack:
+    stack = ExitStack()
+    for module in ("memories.mcp.server", "memories.mcp.auth"):
+        stack.enter_context(mock.patch(f"{module}.close_old_connections", lambda: None))
+    return stack
+
+
+def call_tool(secret: str, name: str, arguments: dict[str, Any]) -> CallToolResult:
+    with _keep_connection():
+        return async_to_sync(_call)(secret, name, arguments)
+
+
+def tool_names() -> list[str]:
+    return async_to_sync(_names)()
+
+
+def structured(result: CallToolResult) -> dict[str, Any]:
+    assert result.structured_content is not None, result.content
+    return result.structured_content

@@ -1,0 +1,284 @@
+"""The tenancy table: every REST route and method, every dashboard page and every MCP tool, with
+what each kind of caller must get.
+
+The callers (columns):
+
+- owner: admin of the team scope, full token (API, MCP) or signed in (dashboard). The control:
+  the row's request is valid, so a refusal elsewhere is the access rule, not a bad request;
+- outsider: a user with no membership in the team scope;
+- reader: a reader of the team scope;
+- read_only: the owner's read-only token;
+- restricted: the owner's token restricted to the owner's personal scope;
+- revoked: the owner's revoked token;
+- removed: a former writer of the team scope, removed from it.
+
+Expectations: an HTTP status, OK (2xx, or a redirect on the dashboard), LOGIN (the dashboard
+sends the caller to sign in: a token is not a dashboard credential), or an MCP error code. Every
+OK answer to outsider, restricted and removed must also not contain the team's ids or text.
+`tests/security/test_tenancy_matrix.py` fails when a route, page or tool has no row here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+ACTORS = ("owner", "outsider", "reader", "read_only", "restricted", "revoked", "removed")
+# Callers that must never see the team scope's ids or text in a successful answer.
+BLIND = ("outsider", "restricted", "removed")
+OK = "ok"
+LOGIN = "login"
+
+
+def expect(**overrides: Any) -> dict[str, Any]:
+    base = dict.fromkeys(ACTORS, OK)
+    base.update(revoked=401)
+    base.update(overrides)
+    return base
+
+
+# REST presets.
+TEAM_READ = expect(outsider=404, restricted=404, removed=404)
+TEAM_WRITE = expect(outsider=404, reader=403, read_only=403, restricted=404, removed=404)
+TEAM_ADMIN = TEAM_WRITE
+ACCOUNT_READ = expect()  # answers only the caller's own things: checked for leaks
+ACCOUNT_WRITE = expect(read_only=403, restricted=403)
+TOKEN_READ = expect(outsider=404, reader=404, restricted=403, removed=404)
+TOKEN_WRITE = expect(outsider=404, reader=404, read_only=403, restricted=403, removed=404)
+
+# Dashboard presets: sessions only; a bearer token without a session is sent to sign in.
+_NO_TOKENS = {"read_only": LOGIN, "restricted": LOGIN, "revoked": LOGIN}
+PAGE_ACCOUNT = expect(**_NO_TOKENS)
+PAGE_TEAM_READ = expect(outsider=404, removed=404, **_NO_TOKENS)
+PAGE_TEAM_WRITE = expect(outsider=404, reader=403, removed=404, **_NO_TOKENS)
+PAGE_PUBLIC = dict.fromkeys(ACTORS, OK)
+
+# MCP presets (tool error codes).
+TOOL_READ = expect(outsider="not_found", restricted="not_found", removed="not_found")
+TOOL_READ.update(revoked="unauthorized")
+TOOL_WRITE = dict(TOOL_READ, reader="forbidden", read_only="forbidden")
+TOOL_ACCOUNT = expect(revoked="unauthorized")
+
+
+@dataclass(frozen=True)
+class Row:
+    """One request: `route` is the URL name (or tool name), the path holds {placeholders}."""
+
+    route: str
+    method: str
+    path: str
+    expect: dict[str, Any]
+    body: dict[str, Any] | None = None
+    note: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        return f"{self.method} {self.route}"
+
+
+def _api(route, method, path, preset, body=None, note=""):
+    return Row(
+        route=route, method=method, path=f"/api/v1/{path}", expect=preset, body=body, note=note
+    )
+
+
+MEMBER = "scopes/{team}/members/{member}"
+API_ROWS = [
+    _api("api-me", "get", "me", ACCOUNT_READ),
+    _api("api-scopes", "get", "scopes", ACCOUNT_READ),
+    _api("api-scopes", "post", "scopes", ACCOUNT_WRITE, {"name": "N", "slug": "n", "kind": "team"}),
+    _api("api-scope", "get", "scopes/{team}", TEAM_READ),
+    _api("api-scope", "patch", "scopes/{team}", TEAM_ADMIN, {"name": "Renamed"}),
+    _api(
+        "api-scope",
+        "delete",
+        "scopes/{team}",
+        TEAM_ADMIN,
+        note="the team scope holds memories: 409 for the owner",
+    ),
+    _api("api-scope-members", "get", "scopes/{team}/members", TEAM_ADMIN),
+    _api(
+        "api-scope-members",
+        "post",
+        "scopes/{team}/members",
+        TEAM_ADMIN,
+        {"username": "stranger", "role": "reader"},
+    ),
+    _api("api-scope-member", "patch", MEMBER, TEAM_ADMIN, {"role": "reader"}),
+    _api("api-scope-member", "delete", MEMBER, TEAM_ADMIN),
+    _api("api-tokens", "get", "tokens", expect(restricted=403)),
+    _api("api-tokens", "post", "tokens", ACCOUNT_WRITE, {"name": "ci"}),
+    _api("api-token", "get", "tokens/{token}", TOKEN_READ),
+    _api("api-token", "delete", "tokens/{token}", TOKEN_WRITE),
+    _api("api-memories", "get", "memories?scope={team}", TEAM_READ),
+    _api(
+        "api-memories",
+        "post",
+        "memories",
+        TEAM_WRITE,
+        {"content": "Lint runs on every push.", "kind": "convention", "scope": "{team}"},
+    ),
+    _api(
+        "api-memories-batch",
+        "post",
+        "memories/batch",
+        expect(read_only=403),
+        {"items": [{"content": "Tests run in CI.", "kind": "fact", "scope": "{team}"}]},
+        note="each item answers on its own: checked in the item",
+    ),
+    _api("api-memory", "get", "memories/{memory}", TEAM_READ),
+    _api(
+        "api-memory",
+        "patch",
+        "memories/{memory}",
+        TEAM_WRITE,
+        {"content": "The vault word is heliotrope-4417, rotated."},
+    ),
+    _api("api-forget", "post", "memories/{memory}/forget", TEAM_WRITE, {"reason": "Outdated."}),
+    _api(
+        "api-restore",
+        "post",
+        "memories/{forgotten}/restore",
+        TEAM_WRITE,
+    ),
+    _api("api-supersede", "post", "memories/{memory}/supersede", TEAM_WRITE, {"by": "{other}"}),
+    _api("api-recall", "post", "recall", TEAM_READ, {"query": "vault word", "scopes": ["{team}"]}),
+    _api(
+        "api-recall",
+        "post",
+        "recall",
+        ACCOUNT_READ,
+        {"query": "heliotrope vault word"},
+        note="all readable scopes",
+    ),
+    _api(
+        "api-context", "post", "context", TEAM_READ, {"topic": "vault word", "scopes": ["{team}"]}
+    ),
+    _api("api-briefing", "get", "briefing?scopes={team}", TEAM_READ),
+    _api("api-briefing", "get", "briefing", ACCOUNT_READ, note="all readable scopes"),
+    _api("api-activity", "get", "activity", ACCOUNT_READ),
+]
+
+# The batch answers 200 with one status per item; these are the item's statuses.
+BATCH_ITEM = expect(outsider=404, reader=403, read_only=403, restricted=404, removed=404)
+
+
+def _page(route, method, path, preset, body=None, note=""):
+    return Row(
+        route=f"dashboard:{route}", method=method, path=path, expect=preset, body=body, note=note
+    )
+
+
+PAGE_MEMBER = "/scopes/{team}/members/{member}"
+DASHBOARD_ROWS = [
+    _page("home", "get", "/", PAGE_ACCOUNT),
+    _page("home", "get", "/?q=vault+word", PAGE_ACCOUNT, note="search across readable scopes"),
+    _page(
+        "home",
+        "get",
+        "/?scope={team}",
+        expect(outsider=404, removed=404, **_NO_TOKENS),
+        note="a scope the caller cannot read answers 404 like a missing one",
+    ),
+    _page("remember", "get", "/remember/", PAGE_ACCOUNT),
+    _page(
+        "remember",
+        "post",
+        "/remember/",
+        expect(outsider=422, reader=422, removed=422, **_NO_TOKENS),
+        {"content": "Lint on push.", "kind": "convention", "scope": "{team}"},
+        note="only writable scopes are choices",
+    ),
+    _page("memory", "get", "/memories/{memory}/", PAGE_TEAM_READ),
+    _page(
+        "memory_edit",
+        "post",
+        "/memories/{memory}/edit/",
+        PAGE_TEAM_WRITE,
+        {"content": "The vault word is heliotrope-4417, rotated.", "kind": "fact"},
+    ),
+    _page(
+        "memory_forget",
+        "post",
+        "/memories/{memory}/forget/",
+        PAGE_TEAM_WRITE,
+        {"reason": "Outdated."},
+    ),
+    _page("memory_restore", "post", "/memories/{forgotten}/restore/", PAGE_TEAM_WRITE),
+    _page("scopes", "get", "/scopes/", PAGE_ACCOUNT),
+    _page("scopes", "post", "/scopes/", PAGE_ACCOUNT, {"name": "N", "slug": "n", "kind": "team"}),
+    _page("scope", "get", "/scopes/{team}/", PAGE_TEAM_READ),
+    _page(
+        "scope_rename",
+        "post",
+        "/scopes/{team}/rename/",
+        PAGE_TEAM_WRITE,
+        {"name": "Renamed", "slug": "renamed"},
+    ),
+    _page(
+        "scope_delete",
+        "post",
+        "/scopes/{team}/delete/",
+        PAGE_TEAM_WRITE,
+        note="holds memories: the owner is told so",
+    ),
+    _page(
+        "scope_leave",
+        "post",
+        "/scopes/{team}/leave/",
+        expect(outsider=404, removed=404, **_NO_TOKENS),
+        note="any member may leave; the last admin is told no",
+    ),
+    _page(
+        "member_add",
+        "post",
+        "/scopes/{team}/members/",
+        PAGE_TEAM_WRITE,
+        {"username": "stranger", "role": "10"},
+    ),
+    _page("member_role", "post", PAGE_MEMBER + "/role/", PAGE_TEAM_WRITE, {"role": "10"}),
+    _page("member_remove", "post", PAGE_MEMBER + "/remove/", PAGE_TEAM_WRITE),
+    _page("activity", "get", "/activity/", PAGE_ACCOUNT),
+    _page("tokens", "get", "/tokens/", PAGE_ACCOUNT),
+    _page("tokens", "post", "/tokens/", PAGE_ACCOUNT, {"name": "ci"}),
+    _page(
+        "token_revoke",
+        "post",
+        "/tokens/{token}/revoke/",
+        expect(outsider=404, reader=404, removed=404, **_NO_TOKENS),
+    ),
+    _page("password_change", "get", "/password/", PAGE_ACCOUNT),
+    _page("password_change_done", "get", "/password/done/", PAGE_ACCOUNT),
+    _page("login", "get", "/login/", PAGE_PUBLIC),
+    _page("logout", "post", "/logout/", PAGE_PUBLIC),
+    _page("signup", "get", "/signup/", PAGE_PUBLIC),
+    _page("set_language", "post", "/language/", PAGE_PUBLIC, {"language": "de"}),
+]
+
+# Routes outside the tenancy table, with the reason.
+EXEMPT = {
+    "healthz": "public liveness probe; answers no tenant data",
+    "schema": "public OpenAPI document; answers no tenant data",
+    "api-docs": "public API documentation page",
+    "admin:*": "Django admin: staff only, with Django's own permission checks (tested apart)",
+}
+
+
+def _tool(name, preset, arguments, note=""):
+    return Row(route=name, method="call", path=name, expect=preset, body=arguments, note=note)
+
+
+TOOL_ROWS = [
+    _tool(
+        "remember",
+        TOOL_WRITE,
+        {"content": "Lint runs on every push.", "kind": "convention", "scope": "{team}"},
+    ),
+    _tool("recall", TOOL_READ, {"query": "vault word", "scopes": ["{team}"]}),
+    _tool("build_context", TOOL_READ, {"topic": "vault word", "scopes": ["{team}"]}),
+    _tool("briefing", TOOL_READ, {"scopes": ["{team}"]}),
+    _tool("forget", TOOL_WRITE, {"memory_id": "{memory}", "reason": "Outdated."}),
+    _tool("restore", TOOL_WRITE, {"memory_id": "{forgotten}"}),
+    _tool("list_scopes", TOOL_ACCOUNT, {}),
+]

@@ -1,0 +1,31 @@
+"""The API rate limit holds across web processes: two servers share one budget per user."""
+
+from __future__ import annotations
+
+import httpx2
+import pytest
+
+from tests.factories import make_token
+from tests.memories.test_mcp import start_uvicorn, stop
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+
+
+def test_two_web_processes_share_the_rate_of_a_user(tenancy):
+    servers = [start_uvicorn(ZM_API_RATE="5/min") for _ in range(2)]
+    try:
+        headers = {"Authorization": f"Bearer {make_token(tenancy.owner)}"}
+        codes = [
+            httpx2.get(f"{servers[n % 2][1]}/api/v1/me", headers=headers, timeout=10).status_code
+            for n in range(7)
+        ]
+        other = httpx2.get(
+            f"{servers[0][1]}/api/v1/me",
+            headers={"Authorization": f"Bearer {make_token(tenancy.writer)}"},
+            timeout=10,
+        )
+    finally:
+        outputs = [stop(proc) for proc, _ in servers]
+    assert codes == [200] * 5 + [429, 429]
+    assert other.status_code == 200  # the budget is per user
+    assert not any("Traceback" in output for output in outputs), outputs

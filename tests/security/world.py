@@ -1,0 +1,115 @@
+"""The people, scopes, memories and tokens the tenancy and bad-input matrices run against."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from django.test import Client
+from rest_framework.test import APIClient
+
+from memories import search
+from memories.services.lifecycle import memory_forget
+from memories.services.remember import RememberInput, memory_remember
+from scopes.models import Role, Scope
+from scopes.services import membership_remove, token_create, token_revoke
+from tests.factories import UserFactory, add_member, make_scope
+from zeromemory.core.actor import Actor
+
+# The team's own words: no answer to a caller outside the team may contain them.
+MARKER = "heliotrope-4417"
+
+
+@dataclass
+class World:
+    users: dict[str, Any]
+    team: Scope
+    ids: dict[str, str]
+    secrets: dict[str, str]
+
+    def fill(self, value: Any) -> Any:
+        """The row's path or body with {team}, {memory}, … replaced by this world's ids."""
+        text = json.dumps(value)
+        for name, public_id in self.ids.items():
+            text = text.replace("{" + name + "}", public_id)
+        return json.loads(text)
+
+    def leaks(self, text: str, sent: str = "") -> list[str]:
+        """Which of the team's ids or words appear in an answer (beyond what the caller sent)."""
+        secrets = [self.team.public_id, self.ids["memory"], self.ids["other"], MARKER]
+        return [secret for secret in secrets if secret in text and secret not in sent]
+
+    def api(self, actor: str) -> APIClient:
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {self.secrets[actor]}")
+        return client
+
+    def browser(self, actor: str) -> Client:
+        client = Client()
+        if actor in self.users:
+            client.force_login(self.users[actor])
+        else:
+            client.defaults["HTTP_AUTHORIZATION"] = f"Bearer {self.secrets[actor]}"
+        return client
+
+
+def _remember(user, content: str, scope: Scope) -> str:
+    request = RememberInput(content=content, kind="fact", scope=scope.public_id)
+    return memory_remember(actor=Actor(user=user), request=request).memory.public_id
+
+
+def build_world() -> World:
+    owner = UserFactory(username="owner")
+    users = {
+        "owner": owner,
+        "outsider": UserFactory(username="outsider"),
+        "reader": UserFactory(username="reader"),
+        "removed": UserFactory(username="removed"),
+    }
+    UserFactory(username="stranger")
+    member = UserFactory(username="member")
+    team = make_scope(owner=owner, slug="team")
+    add_member(team, users["reader"], Role.READER)
+    add_member(team, users["removed"], Role.WRITER)
+    add_member(team, member, Role.WRITER)
+    owner_actor = Actor(user=owner)
+    removed_secret = token_create(actor=Actor(user=users["removed"]), name="old").secret
+    memory = _remember(users["removed"], f"The vault word is {MARKER}.", team)
+    membership_remove(actor=owner_actor, scope=team, username="removed")
+    other = _remember(owner, "The team vault moved to the second floor.", team)
+    gone = memory_remember(
+        actor=owner_actor,
+        request=RememberInput(
+            content="The old vault was in the basement.", kind="fact", scope=team.public_id
+        ),
+    ).memory
+    memory_forget(actor=owner_actor, memory=gone, reason="Moved.")
+    personal = owner.owned_scopes.get(kind="personal")
+    full = token_create(actor=owner_actor, name="full")
+    revoked = token_create(actor=owner_actor, name="revoked")
+    token_revoke(actor=owner_actor, token=revoked.token)
+    secrets = {
+        "owner": full.secret,
+        "outsider": token_create(actor=Actor(user=users["outsider"]), name="t").secret,
+        "reader": token_create(actor=Actor(user=users["reader"]), name="t").secret,
+        "read_only": token_create(actor=owner_actor, name="ro", read_only=True).secret,
+        "restricted": token_create(actor=owner_actor, name="r", scopes=[personal]).secret,
+        "revoked": revoked.secret,
+        "removed": removed_secret,
+    }
+    # An activity row that names the team: only the owner's full credentials may list it.
+    search.recall(
+        actor=Actor(user=owner, token=full.token),
+        query=f"what is {MARKER}",
+        scopes=[team.public_id],
+    )
+    ids = {
+        "team": team.public_id,
+        "memory": memory,
+        "other": other,
+        "forgotten": gone.public_id,
+        "token": full.token.public_id,
+        "member": "member",
+    }
+    return World(users=users, team=team, ids=ids, secrets=secrets)

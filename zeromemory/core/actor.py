@@ -1,0 +1,46 @@
+"""Who is acting and through which surface: the user, the token they used (if any), the client.
+
+Every service, selector and recall function takes an Actor; `scopes.access` decides what it may
+touch. `actor_for_request` builds one for a DRF request (a bearer token or the session).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AbstractBaseUser
+
+
+class Surface(models.TextChoices):
+    API = "api", _("API")
+    MCP = "mcp", _("MCP")
+    DASHBOARD = "dashboard", _("Dashboard")
+
+
+@dataclass(frozen=True)
+class Actor:
+    """A user, the API token they used (None for a session), the surface and the client name."""
+
+    user: AbstractBaseUser
+    token: Any = None  # a scopes.models.ApiToken; core imports no app
+    surface: str = Surface.API
+    client_name: str = field(default="")
+
+    @property
+    def read_only(self) -> bool:
+        return self.token is not None and self.token.read_only
+
+    @property
+    def scope_restricted(self) -> bool:
+        return self.token is not None and self.token.scope_restricted
+
+
+def actor_for_request(request: Any, *, surface: str = Surface.API) -> Actor:
+    """The actor of a DRF request: `request.auth` is the ApiToken for a bearer token, else None."""
+    client = request.headers.get("User-Agent", "")[:120]
+    return Actor(user=request.user, token=request.auth, surface=surface, client_name=client)
