@@ -21,11 +21,9 @@ def content_hash(text: str) -> str:
     return hashlib.sha256(normalize_text(text).encode("utf-8")).hexdigest()
 
 
-def save_windows(*, memory: Memory, embedded: Embedded, replace: bool) -> None:
-    """Store the window embeddings of a long memory (replacing the old ones on an edit)."""
-    if replace:
-        MemoryWindow.objects.filter(memory=memory).delete()
-    MemoryWindow.objects.bulk_create(
+def window_rows(*, memory: Memory, embedded: Embedded) -> list[MemoryWindow]:
+    """The window embeddings of a long memory, as rows to insert (none for a short one)."""
+    return [
         MemoryWindow(
             memory=memory,
             position=window.position,
@@ -34,4 +32,11 @@ def save_windows(*, memory: Memory, embedded: Embedded, replace: bool) -> None:
             embedding=vector,
         )
         for window, vector in embedded.windows
-    )
+    ]
+
+
+def save_windows(*, memory: Memory, embedded: Embedded, replace: bool) -> None:
+    """Store the window embeddings of a long memory (replacing the old ones on an edit)."""
+    if replace:
+        MemoryWindow.objects.filter(memory=memory).delete()
+    MemoryWindow.objects.bulk_create(window_rows(memory=memory, embedded=embedded))

@@ -1,4 +1,5 @@
-"""Protected spans and the write-path language rule (memories/canonical/protected.py, memories/canonical/language.py).
+"""Protected spans and the write-path language rule (memories/canonical/protected.py and
+language.py).
 
 Plain functions without Django: both modules import nothing from it.
 """

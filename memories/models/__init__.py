@@ -1,0 +1,34 @@
+"""Memories' models, by what they hold: the catalogues, the memory, what hangs off it, activity.
+
+Memories are add-only. Nothing deletes one: forget and supersede set `valid` to False and record
+why; restore sets it back.
+"""
+
+from memories.models.activity import ActivityLog, ActivityOperation, ActivityOutcome
+from memories.models.catalogue import (
+    EMBEDDING_DIMENSIONS,
+    AuthorKind,
+    MemoryKind,
+    MemoryState,
+    SourceKind,
+    TranslationStatus,
+)
+from memories.models.memory import Memory
+from memories.models.records import IdempotencyRecord, MemoryVersion, MemoryWindow, Provenance
+
+__all__ = [
+    "EMBEDDING_DIMENSIONS",
+    "ActivityLog",
+    "ActivityOperation",
+    "ActivityOutcome",
+    "AuthorKind",
+    "IdempotencyRecord",
+    "Memory",
+    "MemoryKind",
+    "MemoryState",
+    "MemoryVersion",
+    "MemoryWindow",
+    "Provenance",
+    "SourceKind",
+    "TranslationStatus",
+]

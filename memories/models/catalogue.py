@@ -1,0 +1,66 @@
+"""The catalogues memories refer to: kinds (a table staff edit), and the fixed choices."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
+
+EMBEDDING_DIMENSIONS = 384
+
+
+class MemoryKind(models.Model):
+    """The catalogue of kinds; recall weighs and decays memories by their kind."""
+
+    slug = models.SlugField(_("slug"), max_length=32, primary_key=True)
+    label = models.CharField(_("label"), max_length=80)
+    description = models.TextField(_("description"), blank=True)
+    weight = models.FloatField(_("ranking weight"), default=1.0)
+    half_life_days = models.PositiveIntegerField(_("half-life in days"), default=365)
+    position = models.PositiveSmallIntegerField(_("position"), default=0)
+
+    class Meta:
+        verbose_name = _("memory kind")
+        verbose_name_plural = _("memory kinds")
+        ordering = ["position", "slug"]
+
+    def __str__(self) -> str:
+        return self.label
+
+
+class TranslationStatus(models.TextChoices):
+    SKIPPED = "skipped", _("Skipped (English or no prose)")
+    PENDING = "pending", _("Pending")
+    DONE = "done", _("Translated")
+    FAILED = "failed", _("Failed")
+
+
+class AuthorKind(models.TextChoices):
+    HUMAN = "human", _("Human")
+    AGENT = "agent", _("Agent")
+    WATCHER = "watcher", _("Watcher")
+
+
+class SourceKind(models.TextChoices):
+    REMEMBER = "remember", _("Remember")
+    INGEST = "ingest", _("Ingest")
+    WATCHER = "watcher", _("Watcher")
+    IMPORT = "import", _("Import")
+    DASHBOARD = "dashboard", _("Dashboard")
+
+
+class MemoryState(models.TextChoices):
+    """Derived from `valid` and `superseded_by`: nothing is deleted, a memory only changes state."""
+
+    VALID = "valid", _("Valid")
+    FORGOTTEN = "forgotten", _("Forgotten")
+    SUPERSEDED = "superseded", _("Superseded")
+
+    @property
+    def condition(self) -> Q:
+        """The filter that selects memories in this state."""
+        return {
+            MemoryState.VALID: Q(valid=True),
+            MemoryState.FORGOTTEN: Q(valid=False, superseded_by__isnull=True),
+            MemoryState.SUPERSEDED: Q(valid=False, superseded_by__isnull=False),
+        }[self]

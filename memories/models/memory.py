@@ -1,0 +1,152 @@
+"""A memory: canonical-English content with its original, and its state.
+
+Memories are add-only. Nothing deletes one: forget and supersede set `valid` to False and record
+why; restore sets it back.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from django.conf import settings
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector, SearchVectorField
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+from pgvector.django import HnswIndex, VectorField
+
+from memories.models.catalogue import (
+    EMBEDDING_DIMENSIONS,
+    AuthorKind,
+    MemoryKind,
+    MemoryState,
+    TranslationStatus,
+)
+from zeromemory.core.ids import new_public_id
+
+
+class Memory(models.Model):
+    public_id = models.CharField(
+        _("id"), max_length=40, unique=True, editable=False, default=partial(new_public_id, "mem")
+    )
+    scope = models.ForeignKey(
+        "scopes.Scope", on_delete=models.PROTECT, related_name="memories", verbose_name=_("scope")
+    )
+    kind = models.ForeignKey(
+        MemoryKind, on_delete=models.PROTECT, related_name="memories", verbose_name=_("kind")
+    )
+    content = models.TextField(_("content"))
+    content_original = models.TextField(_("original text"), blank=True, default="")
+    content_lang = models.CharField(_("language"), max_length=8, blank=True, default="")
+    content_hash = models.CharField(max_length=64, editable=False)
+    # Bumped on every edit of content; a translation started on an older revision is discarded.
+    content_revision = models.PositiveIntegerField(default=1, editable=False)
+
+    translation_status = models.CharField(
+        _("translation"),
+        max_length=16,
+        choices=TranslationStatus.choices,
+        default=TranslationStatus.SKIPPED,
+    )
+    translation_attempts = models.PositiveSmallIntegerField(_("translation attempts"), default=0)
+    translation_error = models.TextField(_("last translation error"), blank=True, default="")
+    # Earliest time of the next attempt (backoff); the claim and lease let exactly one worker
+    # translate a memory at a time, and let the sweeper take over from a worker that died.
+    translation_next_at = models.DateTimeField(null=True, blank=True, editable=False)
+    translation_claim = models.CharField(max_length=36, blank=True, default="", editable=False)
+    translation_lease_until = models.DateTimeField(null=True, blank=True, editable=False)
+
+    author_kind = models.CharField(_("author"), max_length=16, choices=AuthorKind.choices)
+    agent_name = models.CharField(_("agent or client"), max_length=120, blank=True, default="")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("created by"),
+    )
+    created_by_token = models.ForeignKey(
+        "scopes.ApiToken", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+
+    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
+    search_vector = models.GeneratedField(
+        expression=SearchVector("content", config="english"),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
+
+    valid = models.BooleanField(_("valid"), default=True)
+    forgotten_at = models.DateTimeField(_("forgotten"), null=True, blank=True)
+    forgotten_reason = models.TextField(_("reason"), blank=True, default="")
+    forgotten_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("forgotten by"),
+    )
+    superseded_by = models.ForeignKey(
+        "self",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="supersedes",
+        verbose_name=_("superseded by"),
+    )
+    superseded_at = models.DateTimeField(null=True, blank=True)
+    restored_at = models.DateTimeField(_("restored"), null=True, blank=True)
+    restored_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    recall_count = models.PositiveIntegerField(default=0, editable=False)
+
+    created_at = models.DateTimeField(_("created"), default=timezone.now, db_index=True)
+    updated_at = models.DateTimeField(_("updated"), auto_now=True)
+
+    class Meta:
+        verbose_name = _("memory")
+        verbose_name_plural = _("memories")
+        ordering = ["-public_id"]
+        constraints = [
+            # Two writes of the same normalized text into one scope make one valid memory,
+            # even when they race.
+            models.UniqueConstraint(
+                fields=["scope", "content_hash"],
+                condition=Q(valid=True),
+                name="memory_one_valid_per_text",
+            ),
+        ]
+        indexes = [
+            HnswIndex(
+                name="memory_embedding_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            ),
+            GinIndex(fields=["search_vector"], name="memory_search_gin"),
+            models.Index(fields=["scope", "valid", "-created_at"], name="memory_scope_recent"),
+            models.Index(
+                fields=["translation_status", "translation_next_at"],
+                name="memory_translation_queue",
+                condition=Q(translation_status="pending"),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.public_id}: {self.content[:60]}"
+
+    @property
+    def has_original(self) -> bool:
+        return bool(self.content_original)
+
+    @property
+    def state(self) -> MemoryState:
+        if self.valid:
+            return MemoryState.VALID
+        return MemoryState.SUPERSEDED if self.superseded_by_id else MemoryState.FORGOTTEN

@@ -1,0 +1,78 @@
+"""Duplicates of new memories, found in one query per batch: identical text, and near ones.
+
+An identical valid memory (same normalized text in the scope) absorbs the write; near ones
+(cosine >= NEAR_DUPLICATE_SIMILARITY) are reported, and absorb it only when the caller asks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.db import connection
+from django.utils import timezone
+
+from memories.models import Memory
+from memories.services.remember_input import Prepared
+from zeromemory.core.sql import vector_literal
+
+
+@dataclass(frozen=True)
+class SimilarMemory:
+    id: str
+    similarity: float
+    age_days: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "similarity": round(self.similarity, 4), "age_days": self.age_days}
+
+
+def identical_many(prepared: list[Prepared]) -> dict[tuple[int, str], Memory]:
+    """Valid memories with the same normalized text in the same scope, in one query."""
+    wanted = {(p.scope.id, p.content_hash) for p in prepared}
+    found = Memory.objects.select_related("scope").filter(
+        valid=True,
+        scope_id__in={scope_id for scope_id, _ in wanted},
+        content_hash__in={digest for _, digest in wanted},
+    )
+    return {
+        (m.scope_id, m.content_hash): m for m in found if (m.scope_id, m.content_hash) in wanted
+    }
+
+
+_NEAR_SQL = """
+SELECT q.i, m.public_id, m.distance, m.created_at
+FROM unnest(%s::int[], %s::bigint[], %s::text[]::vector[]) AS q(i, scope_id, v)
+CROSS JOIN LATERAL (
+    SELECT public_id, created_at, embedding <=> q.v AS distance
+    FROM memories_memory
+    WHERE scope_id = q.scope_id AND valid AND embedding IS NOT NULL
+    ORDER BY embedding <=> q.v
+    LIMIT 3
+) AS m
+"""
+
+
+def near_many(prepared: dict[int, Prepared]) -> dict[int, list[SimilarMemory]]:
+    """Near duplicates for several new memories in one round trip."""
+    if not prepared:
+        return {}
+    indexes = list(prepared)
+    scope_ids = [prepared[i].scope.id for i in indexes]
+    vectors = [vector_literal(prepared[i].embedded.vector) for i in indexes]
+    threshold = settings.NEAR_DUPLICATE_SIMILARITY
+    now = timezone.now()
+    similar: dict[int, list[SimilarMemory]] = {i: [] for i in indexes}
+    with connection.cursor() as cursor:
+        cursor.execute(_NEAR_SQL, [indexes, scope_ids, vectors])
+        for index, public_id, distance, created in cursor.fetchall():
+            if 1.0 - distance >= threshold:
+                similar[index].append(
+                    SimilarMemory(
+                        id=public_id,
+                        similarity=1.0 - distance,
+                        age_days=round((now - created).total_seconds() / 86400, 2),
+                    )
+                )
+    return similar

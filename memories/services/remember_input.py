@@ -1,0 +1,135 @@
+"""What remember() checks before it writes: NUL, secrets, text, size, kind, author, scope.
+
+`prepare` turns one request into a `Prepared` write (normalized content, its hash, the detected
+language, the translation status) or raises a DomainError naming the field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.utils.translation import gettext as _
+
+from memories.canonical.language import detect_language
+from memories.embeddings import Embedded
+from memories.guard import refuse_secrets
+from memories.kinds import kind_for_slug
+from memories.models import AuthorKind, SourceKind, TranslationStatus
+from memories.services.common import content_hash
+from scopes import access
+from scopes.models import Scope, ScopeKind
+from zeromemory.core.actor import Actor
+from zeromemory.core.errors import DomainError, ValidationFailed
+
+
+@dataclass(frozen=True)
+class RememberInput:
+    content: str
+    kind: str
+    scope: str | None = None
+    verbatim: str | None = None
+    conversation_id: str = ""
+    source_path: str = ""
+    chunk_hash: str = ""
+    idempotency_key: str | None = None
+    absorb_similar: bool = False
+    author_kind: str | None = None
+    source_kind: str = SourceKind.REMEMBER
+
+
+@dataclass
+class Prepared:
+    request: RememberInput
+    scope: Scope
+    content: str
+    verbatim: str
+    content_hash: str
+    lang: str
+    status: str
+    author_kind: str
+    embedded: Embedded | None = None
+
+
+_TEXT_FIELDS = (
+    "content",
+    "verbatim",
+    "conversation_id",
+    "source_path",
+    "chunk_hash",
+    "scope",
+    "idempotency_key",
+)
+
+
+def refuse_nul(request: RememberInput) -> DomainError | None:
+    """PostgreSQL text cannot hold NUL: refuse it before any query, naming the field."""
+    for name in _TEXT_FIELDS:
+        value = getattr(request, name)
+        if isinstance(value, str) and "\x00" in value:
+            return ValidationFailed(name, _("NUL characters are not allowed."))
+    return None
+
+
+def _personal_scope(actor: Actor) -> Scope:
+    scope = access.writable_scopes(actor).filter(kind=ScopeKind.PERSONAL).first()
+    if scope is None:
+        access.require_write_access(actor)
+        raise ValidationFailed(
+            "scope", _("Name a scope: this token cannot write your personal one.")
+        )
+    return scope
+
+
+def scope_for(actor: Actor, request: RememberInput, cache: dict) -> Scope:
+    """The writable scope of a request, looked up once per batch."""
+    key = request.scope or ""
+    if key not in cache:
+        try:
+            cache[key] = (
+                access.writable_scope(actor, request.scope)
+                if request.scope
+                else _personal_scope(actor)
+            )
+        except DomainError as exc:
+            cache[key] = exc.naming("scope") if request.scope else exc
+    found = cache[key]
+    if isinstance(found, DomainError):
+        raise found
+    return found
+
+
+def prepare(actor: Actor, request: RememberInput, scope: Scope) -> Prepared:
+    refuse_secrets(
+        {
+            "content": request.content,
+            "verbatim": request.verbatim,
+            "conversation_id": request.conversation_id,
+            "source_path": request.source_path,
+        }
+    )
+    content = request.content.strip() if isinstance(request.content, str) else ""
+    if not content:
+        raise ValidationFailed("content", _("Content is empty."))
+    if len(content) > settings.MAX_MEMORY_CHARS:
+        raise ValidationFailed(
+            "content",
+            _("Content is longer than %(n)d characters.") % {"n": settings.MAX_MEMORY_CHARS},
+        )
+    kind_for_slug(request.kind)
+    if request.author_kind is not None and request.author_kind not in AuthorKind.values:
+        raise ValidationFailed("author_kind", _("Unknown author kind."))
+    decision = detect_language(content)
+    default_author = AuthorKind.HUMAN if actor.token is None else AuthorKind.AGENT
+    return Prepared(
+        request=request,
+        scope=scope,
+        content=content,
+        verbatim=(request.verbatim or "").strip(),
+        content_hash=content_hash(content),
+        lang=decision.lang,
+        status=TranslationStatus.PENDING
+        if decision.needs_translation
+        else TranslationStatus.SKIPPED,
+        author_kind=request.author_kind or default_author,
+    )
