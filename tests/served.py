@@ -6,10 +6,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -46,7 +48,7 @@ def request(
     method: str = "GET",
     body: object = None,
     headers: dict[str, str] | None = None,
-    timeout: float = 10,
+    timeout: float = 60,
 ) -> tuple[int, Message, str]:
     data = json.dumps(body).encode() if body is not None else None
     req = urllib.request.Request(url, data=data, method=method, headers=headers or {})  # noqa: S310
@@ -63,7 +65,11 @@ class Served:
     """One `manage.py serve` process tree with its own ZM_DATA_DIR and port."""
 
     def __init__(self, tmp_path: Path, **env: str) -> None:
-        self.data_dir = tmp_path / "var"
+        # Not under tmp_path: as root the embedded PostgreSQL runs as its own user, and every
+        # pytest run on the machine resets its base directory to mode 0700, locking that user
+        # out of a data directory there mid-test.
+        self.root = Path(tempfile.mkdtemp(prefix="zm-serve-"))
+        self.data_dir = self.root / "var"
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = tmp_path / "serve.log"
@@ -196,3 +202,4 @@ class Served:
             from zeromemory import embedded_db
 
             embedded_db.stop_server(pgdata)
+        shutil.rmtree(self.root, ignore_errors=True)
