@@ -33,6 +33,7 @@ test: browser-deps $(VENV)/.dev-installed
 lint: $(VENV)/.dev-installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports
 
 format: $(VENV)/.dev-installed
 	$(VENV)/bin/ruff check --fix .

@@ -10,6 +10,7 @@ from django import forms
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.urls import reverse
 
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import DomainError, Forbidden, NotFound
@@ -20,6 +21,15 @@ INVALID = 422
 
 def actor_for(request: HttpRequest) -> Actor:
     return Actor(user=request.user, surface="dashboard")
+
+
+def next_page_url(request: HttpRequest, url_name: str, cursor: str | None) -> str | None:
+    """The same page with the same filters, one page further (None after the last page)."""
+    if cursor is None:
+        return None
+    params = request.GET.copy()
+    params["cursor"] = cursor
+    return f"{reverse(url_name)}?{params.urlencode()}"
 
 
 def wants_partial(request: HttpRequest) -> bool:

@@ -1,0 +1,16 @@
+"""Memories: what agents and people write, kept in canonical English, and how it is read back.
+
+Grouped by capability, each a package whose docstring says what it holds:
+
+- `models/` the tables; `schemas.py` one pydantic model per answer;
+- `selectors.py` reads of memories by id and in lists, always through `scopes.access`;
+- `services/` writes: remember (the one write path) and the lifecycle;
+- `search.py`, `context.py` recall, build_context and briefings (moving to `recall/`);
+- `canonical/` language detection and the background translation to English;
+- `api/` the REST views and their URLs; `mcp/` the MCP server and tools;
+- beside them `embeddings.py`, `guard.py` (secrets are refused), `kinds.py` (the catalogue),
+  `activity.py` (the activity log), `admin.py`, and `translation.py` (django-modeltranslation's
+  registry for kind labels).
+
+The next capabilities land as siblings: `capture/` (ingest and extraction) and `hygiene/`.
+"""

@@ -32,6 +32,7 @@ from zeromemory.core.actor import Actor
 from zeromemory.core.errors import DomainError
 from zeromemory.core.metrics import observe_operation
 from zeromemory.core.outage import unavailable
+from zeromemory.core.paging import Page, cursor_page
 
 logger = logging.getLogger(__name__)
 
@@ -171,9 +172,9 @@ class ActivityFilters:
 
 
 def activity_list(
-    *, actor: Actor, filters: ActivityFilters, cursor: str | None = None, limit: int = 50
+    *, actor: Actor, filters: ActivityFilters, page: Page
 ) -> tuple[list[ActivityLog], str | None]:
-    """The actor's own rows, newest first; `cursor` is the last id of the previous page.
+    """The actor's own rows, newest first, one page; returns (rows, next cursor).
 
     A row shows only what the actor may read now: rows that named a scope it cannot read (one
     it left or was removed from, or outside a token's restriction) are left out, and the result
@@ -196,13 +197,9 @@ def activity_list(
         rows = rows.filter(created_at__gte=filters.since)
     if filters.until:
         rows = rows.filter(created_at__lt=filters.until)
-    if cursor:
-        rows = rows.filter(public_id__lt=cursor)
-    page = list(rows.select_related("token").order_by("-public_id")[: limit + 1])
-    next_cursor = page[limit - 1].public_id if len(page) > limit else None
-    page = page[:limit]
-    _keep_readable_results(page, readable)
-    return page, next_cursor
+    found, next_cursor = cursor_page(rows.select_related("token"), page)
+    _keep_readable_results(found, readable)
+    return found, next_cursor
 
 
 def _keep_readable_results(rows: list[ActivityLog], readable: list[str]) -> None:

@@ -5,13 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import QuerySet
+from django.db.models import Count, Prefetch, QuerySet, prefetch_related_objects
 from django.utils.translation import gettext as _
 
-from memories.models import Memory, MemoryState
+from memories.models import Memory, MemoryState, Provenance
 from scopes import access
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import Forbidden, NotFound
+from zeromemory.core.paging import Page, cursor_page
 
 STATES = (*MemoryState.values, "all")
 
@@ -29,10 +30,40 @@ def memory_for_read(*, actor: Actor, public_id: str) -> Memory:
     return memory
 
 
+def memory_detail(*, actor: Actor, public_id: str) -> Memory:
+    """One readable memory with what its detail shows: provenance, versions, absorbed ones."""
+    memory = (
+        readable_memories(actor)
+        .select_related("created_by", "forgotten_by", "restored_by", "superseded_by")
+        .prefetch_related(
+            "provenance__created_by", "versions__edited_by", "versions__kind", "supersedes"
+        )
+        .filter(public_id=public_id)
+        .first()
+    )
+    if memory is None:
+        raise NotFound(_("No memory with id %(id)s.") % {"id": public_id})
+    memory.verbatim_rows = [row for row in memory.provenance.all() if row.verbatim]
+    return memory
+
+
+def with_verbatim(memories: list[Memory]) -> None:
+    """Attach each memory's writer-supplied verbatim phrases (`verbatim_rows`) and author."""
+    prefetch_related_objects(
+        memories,
+        "created_by",
+        Prefetch(
+            "provenance",
+            queryset=Provenance.objects.exclude(verbatim="").order_by("created_at", "id"),
+            to_attr="verbatim_rows",
+        ),
+    )
+
+
 def memory_for_write(*, actor: Actor, public_id: str) -> Memory:
     memory = memory_for_read(actor=actor, public_id=public_id)
     access.require_write_access(actor)
-    if not access.writable_scopes(actor).filter(pk=memory.scope_id).exists():
+    if not access.can_write(actor, memory.scope):
         raise Forbidden(_("Writing needs the writer role in this scope."))
     return memory
 
@@ -49,9 +80,9 @@ class MemoryFilters:
 
 
 def memory_list(
-    *, actor: Actor, filters: MemoryFilters, cursor: str | None = None, limit: int = 50
+    *, actor: Actor, filters: MemoryFilters, page: Page
 ) -> tuple[list[Memory], str | None]:
-    """Newest first; `cursor` is the last id of the previous page. Returns (page, next cursor)."""
+    """Newest first, one page; returns (memories, next cursor)."""
     memories = readable_memories(actor)
     if filters.scope:
         try:
@@ -70,8 +101,11 @@ def memory_list(
         memories = memories.filter(created_at__gte=filters.created_after)
     if filters.created_before:
         memories = memories.filter(created_at__lt=filters.created_before)
-    if cursor:
-        memories = memories.filter(public_id__lt=cursor)
-    page = list(memories.order_by("-public_id")[: limit + 1])
-    next_cursor = page[limit - 1].public_id if len(page) > limit else None
-    return page[:limit], next_cursor
+    return cursor_page(memories, page)
+
+
+def translation_status_counts() -> dict[str, int]:
+    """Memories per translation status over every scope, for the operator's /metrics: counts
+    only, no memory and no scope leaves, so no actor is asked for."""
+    rows = Memory.objects.values_list("translation_status").annotate(n=Count("id"))
+    return dict(rows.order_by("translation_status"))

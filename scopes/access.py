@@ -18,11 +18,17 @@ What each kind of actor may do:
   them), and sees only the activity rows that concern its scopes alone. `/me` shows its scopes.
 - A revoked or expired token, or a deactivated user, is nobody: 401 (no scope at all here).
 - A member removed from a scope is an outsider there at once: 404, like a missing scope.
+
+The contract with services (as in Zulip): the caller (a view, a tool, a task) obtains every object
+through this module (`readable_scope`, `writable_scope`, `administrable_scope`) or a selector
+built on it, and passes the objects to a service. Services trust what they receive and check
+nothing again; they take the actor only when they use it (to record who acted, or for rules about
+the actor's own account such as leaving a scope or issuing a token).
 """
 
 from __future__ import annotations
 
-from django.db.models import QuerySet
+from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery
 from django.utils.translation import gettext as _
 
 from scopes.models import ApiToken, Membership, Role, Scope
@@ -57,6 +63,26 @@ def administrable_scopes(actor: Actor) -> QuerySet[Scope]:
     if actor.read_only or actor.scope_restricted:
         return Scope.objects.none()
     return _scopes_with_role(actor, Role.ADMIN)
+
+
+def can_write(actor: Actor, scope: Scope) -> bool:
+    """Whether the actor may write memories in this scope (which it can read)."""
+    return writable_scopes(actor).filter(pk=scope.pk).exists()
+
+
+def readable_scopes_with_roles(actor: Actor) -> QuerySet[Scope]:
+    """Readable scopes, each annotated with `my_role` (the user's role) and `member_count`."""
+    own = Membership.objects.filter(scope=OuterRef("pk"), user=actor.user)
+    members = (
+        Membership.objects.filter(scope=OuterRef("pk"))
+        .values("scope")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+    return readable_scopes(actor).annotate(
+        my_role=Subquery(own.values("role")[:1], output_field=IntegerField()),
+        member_count=Subquery(members, output_field=IntegerField()),
+    )
 
 
 def role_in(actor: Actor, scope: Scope) -> Role | None:

@@ -2,70 +2,54 @@
 
 from __future__ import annotations
 
-from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from scopes import access, selectors, services
-from scopes.models import ApiToken, Membership, Role, Scope, ScopeKind
+from scopes.models import Role, Scope, ScopeKind
+from scopes.schemas import (
+    MemberListOut,
+    MemberOut,
+    MeOut,
+    ScopeListOut,
+    ScopeOut,
+    TokenCreatedOut,
+    TokenListOut,
+    TokenOut,
+    TokenSummaryOut,
+)
 from zeromemory.core.actor import Actor, actor_for_request
 from zeromemory.core.errors import NotFound
+from zeromemory.core.rendering import render
 from zeromemory.core.serializers import StrictBooleanField, StrictCharField, StrictSerializer
 
 ROLE_NAMES = [role.slug for role in Role]
 
 
-def _role_name(value: int | None) -> str | None:
-    return Role(value).slug if value is not None else None
-
-
-class ScopeOut(serializers.Serializer):
-    id = serializers.CharField(source="public_id")
-    kind = serializers.CharField()
-    name = serializers.CharField()
-    slug = serializers.CharField()
-    owner = serializers.CharField(source="owner.username")
-    role = serializers.SerializerMethodField()
-    created_at = serializers.DateTimeField()
-
-    def get_role(self, scope: Scope) -> str | None:
-        return _role_name(self.context["roles"].get(scope.id))
-
-
-def _scope_out(actor: Actor, scopes: list[Scope]) -> ScopeOut:
-    roles = access.roles_in(actor, scopes)
-    return ScopeOut(scopes, many=True, context={"roles": roles})
+def _scope(actor: Actor, scope: Scope) -> ScopeOut:
+    return selectors.scope_answers(actor=actor, scopes=[scope])[0]
 
 
 class MeView(APIView):
-    class Output(serializers.Serializer):
-        username = serializers.CharField()
-        email = serializers.CharField()
-        is_staff = serializers.BooleanField()
-        token = serializers.DictField(allow_null=True)
-        scopes = ScopeOut(many=True)
-
-    @extend_schema(responses=Output, summary="The caller: user, token and readable scopes")
+    @extend_schema(responses=MeOut, summary="The caller: user, token and readable scopes")
     def get(self, request):
         actor = actor_for_request(request)
-        scopes = list(access.readable_scopes(actor).select_related("owner"))
-        token = None
-        if actor.token is not None:
-            token = {
-                "id": actor.token.public_id,
-                "name": actor.token.name,
-                "read_only": actor.token.read_only,
-            }
-        return Response(
-            {
-                "username": actor.user.get_username(),
-                "email": actor.user.email,
-                "is_staff": actor.user.is_staff,
-                "token": token,
-                "scopes": _scope_out(actor, scopes).data,
-            }
+        token = actor.token
+        summary = None
+        if token is not None:
+            summary = TokenSummaryOut(
+                id=token.public_id, name=token.name, read_only=token.read_only
+            )
+        return render(
+            MeOut(
+                username=actor.user.get_username(),
+                email=actor.user.email,
+                is_staff=actor.user.is_staff,
+                token=summary,
+                scopes=selectors.readable_scope_answers(actor=actor),
+            )
         )
 
 
@@ -76,11 +60,12 @@ class ScopeListView(APIView):
         slug = StrictCharField(max_length=50)
         kind = serializers.ChoiceField(choices=[ScopeKind.TEAM, ScopeKind.PROJECT])
 
-    @extend_schema(responses=ScopeOut(many=True), summary="Scopes the caller can read")
+    @extend_schema(
+        responses=ScopeListOut, summary="Scopes the caller can read", operation_id="v1_scopes_list"
+    )
     def get(self, request):
         actor = actor_for_request(request)
-        scopes = list(access.readable_scopes(actor).select_related("owner"))
-        return Response({"results": _scope_out(actor, scopes).data})
+        return render(ScopeListOut(results=selectors.readable_scope_answers(actor=actor)))
 
     @extend_schema(request=Input, responses={201: ScopeOut}, summary="Create a team or project")
     def post(self, request):
@@ -88,7 +73,7 @@ class ScopeListView(APIView):
         serializer = self.Input(data=request.data)
         serializer.is_valid(raise_exception=True)
         scope = services.scope_create(actor=actor, **serializer.validated_data)
-        return Response(_scope_out(actor, [scope]).data[0], status=status.HTTP_201_CREATED)
+        return render(_scope(actor, scope), status=status.HTTP_201_CREATED)
 
 
 class ScopeDetailView(APIView):
@@ -101,7 +86,7 @@ class ScopeDetailView(APIView):
     def get(self, request, scope_id: str):
         actor = actor_for_request(request)
         scope = access.readable_scope(actor, scope_id)
-        return Response(_scope_out(actor, [scope]).data[0])
+        return render(_scope(actor, scope))
 
     @extend_schema(request=Input, responses=ScopeOut, summary="Rename a scope (admins)")
     def patch(self, request, scope_id: str):
@@ -109,24 +94,15 @@ class ScopeDetailView(APIView):
         scope = access.administrable_scope(actor, scope_id)
         serializer = self.Input(data=request.data)
         serializer.is_valid(raise_exception=True)
-        scope = services.scope_update(actor=actor, scope=scope, **serializer.validated_data)
-        return Response(_scope_out(actor, [scope]).data[0])
+        scope = services.scope_update(scope=scope, **serializer.validated_data)
+        return render(_scope(actor, scope))
 
     @extend_schema(responses={204: None}, summary="Delete a scope (admins)")
     def delete(self, request, scope_id: str):
         actor = actor_for_request(request)
         scope = access.administrable_scope(actor, scope_id)
-        services.scope_delete(actor=actor, scope=scope)
+        services.scope_delete(scope=scope)
         return Response(status=status.HTTP_204_NO_CONTENT)
-
-
-class MemberOut(serializers.Serializer):
-    username = serializers.CharField(source="user.username")
-    role = serializers.SerializerMethodField()
-    joined_at = serializers.DateTimeField(source="created_at")
-
-    def get_role(self, membership: Membership) -> str:
-        return Role(membership.role).slug
 
 
 class RoleField(serializers.ChoiceField):
@@ -143,12 +119,11 @@ class MemberListView(APIView):
         username = StrictCharField(max_length=150)
         role = RoleField()
 
-    @extend_schema(responses=MemberOut(many=True), summary="Members of a scope (admins)")
+    @extend_schema(responses=MemberListOut, summary="Members of a scope (admins)")
     def get(self, request, scope_id: str):
         scope = access.administrable_scope(actor_for_request(request), scope_id)
-        return Response(
-            {"results": MemberOut(selectors.scope_members(scope=scope), many=True).data}
-        )
+        members = selectors.scope_members(scope=scope)
+        return render(MemberListOut(results=[MemberOut.of(m) for m in members]))
 
     @extend_schema(request=Input, responses={201: MemberOut}, summary="Add a member (admins)")
     def post(self, request, scope_id: str):
@@ -156,8 +131,8 @@ class MemberListView(APIView):
         scope = access.administrable_scope(actor, scope_id)
         serializer = self.Input(data=request.data)
         serializer.is_valid(raise_exception=True)
-        membership = services.membership_add(actor=actor, scope=scope, **serializer.validated_data)
-        return Response(MemberOut(membership).data, status=status.HTTP_201_CREATED)
+        membership = services.membership_add(scope=scope, **serializer.validated_data)
+        return render(MemberOut.of(membership), status=status.HTTP_201_CREATED)
 
 
 class MemberDetailView(APIView):
@@ -172,9 +147,9 @@ class MemberDetailView(APIView):
         serializer = self.Input(data=request.data)
         serializer.is_valid(raise_exception=True)
         membership = services.membership_change_role(
-            actor=actor, scope=scope, username=username, role=serializer.validated_data["role"]
+            scope=scope, username=username, role=serializer.validated_data["role"]
         )
-        return Response(MemberOut(membership).data)
+        return render(MemberOut.of(membership))
 
     @extend_schema(responses={204: None}, summary="Remove a member (admins) or leave (yourself)")
     def delete(self, request, scope_id: str, username: str):
@@ -183,33 +158,8 @@ class MemberDetailView(APIView):
             services.scope_leave(actor=actor, scope_id=scope_id)
         else:
             scope = access.administrable_scope(actor, scope_id)
-            services.membership_remove(actor=actor, scope=scope, username=username)
+            services.membership_remove(scope=scope, username=username)
         return Response(status=status.HTTP_204_NO_CONTENT)
-
-
-class TokenOut(serializers.Serializer):
-    id = serializers.CharField(source="public_id")
-    name = serializers.CharField()
-    prefix = serializers.CharField()
-    read_only = serializers.BooleanField()
-    scopes = serializers.SerializerMethodField()
-    active = serializers.SerializerMethodField()
-    created_at = serializers.DateTimeField()
-    last_used_at = serializers.DateTimeField()
-    expires_at = serializers.DateTimeField()
-    revoked_at = serializers.DateTimeField()
-
-    def get_scopes(self, token: ApiToken) -> list[str] | None:
-        if not token.scope_restricted:
-            return None
-        return [scope.public_id for scope in token.restricted_scopes.all()]
-
-    def get_active(self, token: ApiToken) -> bool:
-        return token.is_active()
-
-
-class TokenCreatedOut(TokenOut):
-    token = serializers.CharField(help_text=_("The secret. Shown once; store it now."))
 
 
 class TokenListView(APIView):
@@ -222,10 +172,10 @@ class TokenListView(APIView):
         )
         expires_at = serializers.DateTimeField(required=False, allow_null=True)
 
-    @extend_schema(responses=TokenOut(many=True), summary="Your API tokens")
+    @extend_schema(responses=TokenListOut, summary="Your API tokens", operation_id="v1_tokens_list")
     def get(self, request):
         tokens = selectors.own_tokens(actor=actor_for_request(request))
-        return Response({"results": TokenOut(tokens, many=True).data})
+        return render(TokenListOut(results=[TokenOut.of(token) for token in tokens]))
 
     @extend_schema(
         request=Input,
@@ -251,18 +201,18 @@ class TokenListView(APIView):
             scopes=scopes,
             expires_at=data.get("expires_at"),
         )
-        body = dict(TokenOut(issued.token).data, token=issued.secret)
-        return Response(body, status=status.HTTP_201_CREATED)
+        answer = TokenCreatedOut.of(issued.token, token=issued.secret)
+        return render(answer, status=status.HTTP_201_CREATED)
 
 
 class TokenDetailView(APIView):
     @extend_schema(responses=TokenOut, summary="One of your tokens")
     def get(self, request, token_id: str):
         token = selectors.own_token(actor=actor_for_request(request), public_id=token_id)
-        return Response(TokenOut(token).data)
+        return render(TokenOut.of(token))
 
     @extend_schema(responses=TokenOut, summary="Revoke a token, effective at once")
     def delete(self, request, token_id: str):
         actor = actor_for_request(request)
         token = selectors.own_token(actor=actor, public_id=token_id)
-        return Response(TokenOut(services.token_revoke(actor=actor, token=token)).data)
+        return render(TokenOut.of(services.token_revoke(actor=actor, token=token)))

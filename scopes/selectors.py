@@ -5,10 +5,40 @@ from __future__ import annotations
 from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 
+from scopes import access
 from scopes.access import require_account_access
-from scopes.models import ApiToken, Membership, Scope
+from scopes.models import ApiToken, Membership, Role, Scope
+from scopes.schemas import ScopeOut
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import NotFound
+
+
+def scope_answers(*, actor: Actor, scopes: list[Scope]) -> list[ScopeOut]:
+    """Scopes the actor can read (obtained through `scopes.access`), with its role in each."""
+    roles = access.roles_in(actor, scopes)
+    writable = set(
+        access.writable_scopes(actor)
+        .filter(pk__in=[scope.pk for scope in scopes])
+        .values_list("pk", flat=True)
+    )
+    return [
+        ScopeOut(
+            id=scope.public_id,
+            kind=scope.kind,
+            name=scope.name,
+            slug=scope.slug,
+            owner=scope.owner.get_username(),
+            role=Role(roles[scope.id]).slug if scope.id in roles else None,
+            writable=scope.pk in writable,
+            created_at=scope.created_at,
+        )
+        for scope in scopes
+    ]
+
+
+def readable_scope_answers(*, actor: Actor) -> list[ScopeOut]:
+    scopes = list(access.readable_scopes(actor).select_related("owner"))
+    return scope_answers(actor=actor, scopes=scopes)
 
 
 def scope_members(*, scope: Scope) -> QuerySet[Membership]:

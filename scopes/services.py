@@ -64,9 +64,7 @@ def scope_create(*, actor: Actor, name: str, slug: str, kind: str) -> Scope:
     return scope
 
 
-def scope_update(
-    *, actor: Actor, scope: Scope, name: str | None = None, slug: str | None = None
-) -> Scope:
+def scope_update(*, scope: Scope, name: str | None = None, slug: str | None = None) -> Scope:
     fields = []
     if name is not None:
         scope.name = name
@@ -87,7 +85,7 @@ def scope_update(
     return scope
 
 
-def scope_delete(*, actor: Actor, scope: Scope) -> None:
+def scope_delete(*, scope: Scope) -> None:
     if scope.is_personal:
         raise Conflict(_("A personal scope cannot be deleted."))
     try:
@@ -107,7 +105,7 @@ def _user_by_username(username: str) -> AbstractBaseUser:
     return user
 
 
-def membership_add(*, actor: Actor, scope: Scope, username: str, role: Role) -> Membership:
+def membership_add(*, scope: Scope, username: str, role: Role) -> Membership:
     if scope.is_personal:
         raise Conflict(_("A personal scope has no other members."))
     user = _user_by_username(username)
@@ -146,7 +144,7 @@ def _ensure_another_admin(scope: Scope, membership: Membership, message: str) ->
         raise Conflict(message)
 
 
-def membership_change_role(*, actor: Actor, scope: Scope, username: str, role: Role) -> Membership:
+def membership_change_role(*, scope: Scope, username: str, role: Role) -> Membership:
     with transaction.atomic():
         membership = _membership(scope, username, lock=True)
         if role < membership.role:
@@ -158,7 +156,7 @@ def membership_change_role(*, actor: Actor, scope: Scope, username: str, role: R
     return membership
 
 
-def membership_remove(*, actor: Actor, scope: Scope, username: str) -> None:
+def membership_remove(*, scope: Scope, username: str) -> None:
     """Remove a member (an admin's act) or leave (a member removing themself)."""
     with transaction.atomic():
         membership = _membership(scope, username, lock=True)
@@ -174,7 +172,7 @@ def scope_leave(*, actor: Actor, scope_id: str) -> None:
     require_write_access(actor)
     require_account_access(actor)
     scope = readable_scope(actor, scope_id)
-    membership_remove(actor=actor, scope=scope, username=actor.user.get_username())
+    membership_remove(scope=scope, username=actor.user.get_username())
 
 
 @dataclass(frozen=True)

@@ -27,10 +27,9 @@ class DatabaseCollector(Collector):
     """Gauges read from the database when scraped."""
 
     def collect(self) -> Iterator[Metric]:
-        from django.db.models import Count
         from django_q.brokers import get_broker
 
-        from memories.models import Memory
+        from memories.selectors import translation_status_counts
 
         queue = GaugeMetricFamily("zm_queue_depth", "Tasks waiting in the django-q2 queue.")
         queue.add_metric([], get_broker().queue_size())
@@ -38,8 +37,7 @@ class DatabaseCollector(Collector):
         memories = GaugeMetricFamily(
             "zm_memories", "Memories by translation status.", labels=["translation_status"]
         )
-        counts = Memory.objects.values_list("translation_status").annotate(n=Count("id"))
-        for status, count in counts.order_by("translation_status"):
+        for status, count in translation_status_counts().items():
             memories.add_metric([status], count)
         yield memories
 

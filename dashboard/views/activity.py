@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
-from django.urls import reverse
 
-from dashboard.common import actor_for, render_page
+from dashboard.common import actor_for, next_page_url, render_page
 from dashboard.forms import ActivityFilterForm
 from memories.activity import ActivityFilters, activity_list
+from zeromemory.core.paging import Page
 
 PAGE_SIZE = 50
 
@@ -26,16 +26,11 @@ def activity(request: HttpRequest) -> HttpResponse:
                 surface=data["surface"] or None,
                 outcome=data["outcome"] or None,
             ),
-            cursor=data["cursor"] or None,
-            limit=PAGE_SIZE,
+            page=Page(data["cursor"] or None, PAGE_SIZE),
         )
     else:
         status = 400
-    next_url = None
-    if next_cursor:
-        params = request.GET.copy()
-        params["cursor"] = next_cursor
-        next_url = f"{reverse('dashboard:activity')}?{params.urlencode()}"
+    next_url = next_page_url(request, "dashboard:activity", next_cursor)
     more = bool(form.is_bound and form.is_valid() and form.cleaned_data["cursor"])
     context = {"form": form, "rows": rows, "next_url": next_url}
     partial = (

@@ -6,22 +6,28 @@ from dataclasses import dataclass
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db.models import Prefetch, prefetch_related_objects
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from dashboard.common import INVALID, actor_for, add_domain_error, domain_errors, render_page
+from dashboard.common import (
+    INVALID,
+    actor_for,
+    add_domain_error,
+    domain_errors,
+    next_page_url,
+    render_page,
+)
 from dashboard.forms import ForgetForm, MemoryEditForm, MemoryFilterForm, RememberForm
 from memories import selectors
-from memories.models import Memory, Provenance, SourceKind
+from memories.models import Memory, SourceKind
 from memories.search import Hit, recall
 from memories.services import lifecycle
 from memories.services.remember import RememberInput, memory_remember
 from scopes import access
 from zeromemory.core.errors import DomainError, ValidationFailed
+from zeromemory.core.paging import Page
 
 PAGE_SIZE = 25
 SEARCH_RESULTS = 30
@@ -31,19 +37,6 @@ SEARCH_RESULTS = 30
 class Row:
     memory: Memory
     hit: Hit | None = None
-
-
-def _with_verbatim(memories: list[Memory]) -> None:
-    """The writer-supplied verbatim phrases, for each card's Original disclosure."""
-    prefetch_related_objects(
-        memories,
-        "created_by",
-        Prefetch(
-            "provenance",
-            queryset=Provenance.objects.exclude(verbatim="").order_by("created_at", "id"),
-            to_attr="verbatim_rows",
-        ),
-    )
 
 
 def _search_rows(request: HttpRequest, form: MemoryFilterForm) -> list[Row]:
@@ -65,7 +58,7 @@ def _search_rows(request: HttpRequest, form: MemoryFilterForm) -> list[Row]:
         )
     }
     rows = [Row(memory=found[hit.id], hit=hit) for hit in hits if hit.id in found]
-    _with_verbatim([row.memory for row in rows])
+    selectors.with_verbatim([row.memory for row in rows])
     return rows
 
 
@@ -78,19 +71,11 @@ def _browse_rows(request: HttpRequest, form: MemoryFilterForm) -> tuple[list[Row
         author_kind=data["author_kind"] or None,
         state=data["state"] or "valid",
     )
-    page, next_cursor = selectors.memory_list(
-        actor=actor_for(request), filters=filters, cursor=data["cursor"] or None, limit=PAGE_SIZE
+    found, next_cursor = selectors.memory_list(
+        actor=actor_for(request), filters=filters, page=Page(data["cursor"] or None, PAGE_SIZE)
     )
-    _with_verbatim(page)
-    return [Row(memory=memory) for memory in page], next_cursor
-
-
-def _next_url(request: HttpRequest, cursor: str | None) -> str | None:
-    if cursor is None:
-        return None
-    params = request.GET.copy()
-    params["cursor"] = cursor
-    return f"{reverse('dashboard:home')}?{params.urlencode()}"
+    selectors.with_verbatim(found)
+    return [Row(memory=memory) for memory in found], next_cursor
 
 
 @login_required
@@ -118,7 +103,7 @@ def memory_list(request: HttpRequest) -> HttpResponse:
         "form": form,
         "rows": rows,
         "searching": searching,
-        "next_url": _next_url(request, next_cursor),
+        "next_url": next_page_url(request, "dashboard:home", next_cursor),
         "more": bool(form.is_bound and form.cleaned_data.get("cursor")),
     }
     # "Load more" swaps only its own button for the next rows; the filters swap the results.
@@ -132,20 +117,8 @@ def memory_list(request: HttpRequest) -> HttpResponse:
 
 def _detail_context(request: HttpRequest, memory: Memory, **forms) -> dict:
     actor = actor_for(request)
-    memory = (
-        selectors.readable_memories(actor)
-        .select_related("created_by", "forgotten_by", "restored_by", "superseded_by")
-        .get(pk=memory.pk)
-    )
-    prefetch_related_objects(
-        [memory],
-        "provenance__created_by",
-        "versions__edited_by",
-        "versions__kind",
-        "supersedes",
-    )
-    memory.verbatim_rows = [row for row in memory.provenance.all() if row.verbatim]
-    can_write = access.writable_scopes(actor).filter(pk=memory.scope_id).exists()
+    memory = selectors.memory_detail(actor=actor, public_id=memory.public_id)
+    can_write = access.can_write(actor, memory.scope)
     return {
         "memory": memory,
         "can_write": can_write,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db.models import Count, IntegerField, OuterRef, Subquery
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -15,26 +14,15 @@ from django_htmx.http import HttpResponseClientRedirect
 from dashboard.common import INVALID, actor_for, add_domain_error, domain_errors, render_page
 from dashboard.forms import MemberAddForm, MemberRoleForm, ScopeCreateForm, ScopeRenameForm
 from scopes import access, selectors, services
-from scopes.models import Membership, Role, Scope
+from scopes.models import Role, Scope
 from zeromemory.core.errors import DomainError
 
 
 def _scopes_with_roles(request: HttpRequest):
     actor = actor_for(request)
-    own = Membership.objects.filter(scope=OuterRef("pk"), user=actor.user)
-    members = (
-        Membership.objects.filter(scope=OuterRef("pk"))
-        .values("scope")
-        .annotate(n=Count("id"))
-        .values("n")
-    )
     return (
-        access.readable_scopes(actor)
+        access.readable_scopes_with_roles(actor)
         .select_related("owner")
-        .annotate(
-            my_role=Subquery(own.values("role")[:1], output_field=IntegerField()),
-            member_count=Subquery(members, output_field=IntegerField()),
-        )
         .order_by("kind", "name", "id")
     )
 
@@ -80,7 +68,7 @@ def _scope_page(request: HttpRequest, scope: Scope, *, status: int = 200, **form
         "scope": scope,
         "role": role,
         "is_admin": role is not None and role >= Role.ADMIN and not actor.read_only,
-        "can_write": role is not None and role >= Role.WRITER and not actor.read_only,
+        "can_write": access.can_write(actor, scope),
         "rename_form": forms.pop("rename_form", None)
         or ScopeRenameForm(initial={"name": scope.name, "slug": scope.slug}),
     }
@@ -104,7 +92,7 @@ def scope_rename(request: HttpRequest, scope_id: str) -> HttpResponse:
     form = ScopeRenameForm(request.POST)
     if form.is_valid():
         try:
-            services.scope_update(actor=actor, scope=scope, **form.cleaned_data)
+            services.scope_update(scope=scope, **form.cleaned_data)
         except DomainError as exc:
             add_domain_error(form, exc)
             scope.refresh_from_db()
@@ -121,7 +109,7 @@ def scope_delete(request: HttpRequest, scope_id: str) -> HttpResponse:
     actor = actor_for(request)
     scope = access.administrable_scope(actor, scope_id)
     try:
-        services.scope_delete(actor=actor, scope=scope)
+        services.scope_delete(scope=scope)
     except DomainError as exc:
         messages.error(request, exc.message)
         return redirect("dashboard:scope", scope_id=scope.public_id)
@@ -168,7 +156,7 @@ def member_add(request: HttpRequest, scope_id: str) -> HttpResponse:
     form = MemberAddForm(request.POST)
     if form.is_valid():
         try:
-            services.membership_add(actor=actor, scope=scope, **form.cleaned_data)
+            services.membership_add(scope=scope, **form.cleaned_data)
         except DomainError as exc:
             add_domain_error(form, exc)
         else:
@@ -188,7 +176,7 @@ def member_role(request: HttpRequest, scope_id: str, username: str) -> HttpRespo
         return _members(request, scope, status=INVALID, member_error=form.errors["role"][0])
     try:
         services.membership_change_role(
-            actor=actor, scope=scope, username=username, role=form.cleaned_data["role"]
+            scope=scope, username=username, role=form.cleaned_data["role"]
         )
     except DomainError as exc:
         if exc.status == 404:
@@ -205,7 +193,7 @@ def member_remove(request: HttpRequest, scope_id: str, username: str) -> HttpRes
     actor = actor_for(request)
     scope = access.administrable_scope(actor, scope_id)
     try:
-        services.membership_remove(actor=actor, scope=scope, username=username)
+        services.membership_remove(scope=scope, username=username)
     except DomainError as exc:
         if exc.status == 404:
             raise

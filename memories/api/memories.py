@@ -9,16 +9,26 @@ from rest_framework.views import APIView
 
 from memories import selectors
 from memories.kinds import kind_for_slug
-from memories.models import AuthorKind, Memory, SourceKind, TranslationStatus
+from memories.models import AuthorKind, SourceKind, TranslationStatus
+from memories.schemas import (
+    BatchItemOut,
+    BatchOut,
+    MemoryDetailOut,
+    MemoryOut,
+    MemoryPageOut,
+    RememberOut,
+)
 from memories.services import lifecycle
 from memories.services.remember import (
     RememberInput,
     memory_remember,
     memory_remember_many,
 )
-from zeromemory.core.actor import actor_for_request
-from zeromemory.core.envelope import error_body, exception_handler
-from zeromemory.core.errors import NotFound
+from zeromemory.core.actor import Actor, actor_for_request
+from zeromemory.core.envelope import exception_handler
+from zeromemory.core.errors import NotFound, error_body
+from zeromemory.core.paging import DEFAULT_LIMIT, MAX_LIMIT, Page
+from zeromemory.core.rendering import render
 from zeromemory.core.serializers import StrictBooleanField, StrictCharField, StrictSerializer
 
 BATCH_LIMIT = 100
@@ -41,100 +51,8 @@ class RememberIn(StrictSerializer):
         return RememberInput(source_kind=source_kind, **self.validated_data)
 
 
-class SimilarOut(serializers.Serializer):
-    id = serializers.CharField()
-    similarity = serializers.FloatField()
-    age_days = serializers.FloatField()
-
-
-class RememberOut(serializers.Serializer):
-    id = serializers.CharField()
-    scope = serializers.CharField()
-    kind = serializers.CharField()
-    content = serializers.CharField()
-    content_lang = serializers.CharField()
-    translation_status = serializers.CharField()
-    deduplicated = serializers.BooleanField()
-    similar_existing = SimilarOut(many=True)
-    created_at = serializers.DateTimeField()
-
-
-class MemoryOut(serializers.Serializer):
-    id = serializers.CharField(source="public_id")
-    scope = serializers.CharField(source="scope.public_id")
-    kind = serializers.CharField(source="kind_id")
-    content = serializers.CharField()
-    content_original = serializers.CharField()
-    content_lang = serializers.CharField()
-    has_original = serializers.BooleanField()
-    translation_status = serializers.CharField()
-    translation_attempts = serializers.IntegerField()
-    translation_error = serializers.CharField()
-    author_kind = serializers.CharField()
-    agent_name = serializers.CharField()
-    state = serializers.SerializerMethodField()
-    forgotten_at = serializers.DateTimeField()
-    forgotten_reason = serializers.CharField()
-    superseded_by = serializers.SerializerMethodField()
-    restored_at = serializers.DateTimeField()
-    created_at = serializers.DateTimeField()
-    updated_at = serializers.DateTimeField()
-
-    def get_state(self, memory: Memory) -> str:
-        return memory.state
-
-    def get_superseded_by(self, memory: Memory) -> str | None:
-        return memory.superseded_by.public_id if memory.superseded_by_id else None
-
-
-class ProvenanceOut(serializers.Serializer):
-    source_kind = serializers.CharField()
-    absorbed = serializers.BooleanField()
-    client_name = serializers.CharField()
-    conversation_id = serializers.CharField()
-    source_path = serializers.CharField()
-    chunk_hash = serializers.CharField()
-    verbatim = serializers.CharField()
-    written_text = serializers.CharField()
-    created_by = serializers.CharField(source="created_by.username", default=None)
-    created_at = serializers.DateTimeField()
-
-
-class VersionOut(serializers.Serializer):
-    number = serializers.IntegerField()
-    kind = serializers.CharField(source="kind_id")
-    content = serializers.CharField()
-    content_original = serializers.CharField()
-    content_lang = serializers.CharField()
-    edited_by = serializers.CharField(source="edited_by.username", default=None)
-    created_at = serializers.DateTimeField()
-
-
-class MemoryDetailOut(MemoryOut):
-    provenance = ProvenanceOut(many=True)
-    versions = VersionOut(many=True)
-    absorbed_memories = serializers.SerializerMethodField()
-
-    def get_absorbed_memories(self, memory: Memory) -> list[dict]:
-        """Memories merged into this one (e.g. the same fact first written in another language)."""
-        return [
-            {
-                "id": other.public_id,
-                "content": other.content,
-                "content_original": other.content_original,
-                "content_lang": other.content_lang,
-            }
-            for other in memory.supersedes.all()
-        ]
-
-
-def _detail(memory: Memory) -> dict:
-    memory = (
-        Memory.objects.select_related("scope", "superseded_by")
-        .prefetch_related("provenance__created_by", "versions__edited_by", "supersedes")
-        .get(pk=memory.pk)
-    )
-    return MemoryDetailOut(memory).data
+def _detail(actor: Actor, memory_id: str) -> Response:
+    return render(MemoryDetailOut.of(selectors.memory_detail(actor=actor, public_id=memory_id)))
 
 
 class MemoryListView(APIView):
@@ -149,11 +67,14 @@ class MemoryListView(APIView):
         created_after = serializers.DateTimeField(required=False)
         created_before = serializers.DateTimeField(required=False)
         cursor = StrictCharField(required=False, max_length=40)
-        limit = serializers.IntegerField(required=False, min_value=1, max_value=200, default=50)
+        limit = serializers.IntegerField(
+            required=False, min_value=1, max_value=MAX_LIMIT, default=DEFAULT_LIMIT
+        )
 
     @extend_schema(
         parameters=[Filters],
-        responses=MemoryOut(many=True),
+        responses=MemoryPageOut,
+        operation_id="v1_memories_list",
         summary="List memories (newest first, cursor pagination)",
     )
     def get(self, request):
@@ -161,13 +82,14 @@ class MemoryListView(APIView):
         query = self.Filters(data=request.query_params.dict())
         query.is_valid(raise_exception=True)
         data = dict(query.validated_data)
-        cursor, limit = data.pop("cursor", None), data.pop("limit")
+        page = Page(cursor=data.pop("cursor", None), limit=data.pop("limit"))
         if data.get("kind"):
             kind_for_slug(data["kind"])
-        page, next_cursor = selectors.memory_list(
-            actor=actor, filters=selectors.MemoryFilters(**data), cursor=cursor, limit=limit
+        found, next_cursor = selectors.memory_list(
+            actor=actor, filters=selectors.MemoryFilters(**data), page=page
         )
-        return Response({"results": MemoryOut(page, many=True).data, "next_cursor": next_cursor})
+        results = [MemoryOut.of(memory) for memory in found]
+        return render(MemoryPageOut(results=results, next_cursor=next_cursor))
 
     @extend_schema(
         request=RememberIn,
@@ -180,18 +102,7 @@ class MemoryListView(APIView):
         serializer.is_valid(raise_exception=True)
         result = memory_remember(actor=actor, request=serializer.to_request())
         code = status.HTTP_200_OK if result.deduplicated else status.HTTP_201_CREATED
-        return Response(result.as_dict(), status=code)
-
-
-class BatchItemOut(serializers.Serializer):
-    index = serializers.IntegerField()
-    status = serializers.IntegerField(help_text="201 created, 200 deduplicated, or the error's")
-    memory = RememberOut(required=False)
-    error = serializers.DictField(required=False, help_text='{"code", "message", "details"}')
-
-
-class BatchOut(serializers.Serializer):
-    results = BatchItemOut(many=True)
+        return render(result.answer(), status=code)
 
 
 class MemoryBatchView(APIView):
@@ -213,34 +124,31 @@ class MemoryBatchView(APIView):
         actor = actor_for_request(request)
         batch = self.Input(data=request.data)
         batch.is_valid(raise_exception=True)
-        answers: list[dict | None] = [None] * len(batch.validated_data["items"])
+        answers: list[BatchItemOut | None] = [None] * len(batch.validated_data["items"])
         requests, positions = [], []
         checker = RememberIn()  # one instance: building serializer fields per item is costly
         for index, raw in enumerate(batch.validated_data["items"]):
             try:
                 validated = checker.run_validation(raw)
             except serializers.ValidationError as exc:
-                error = exception_handler(exc, {})
-                answers[index] = {"index": index, "status": 400, **error.data}
+                error = exception_handler(exc, {}).data["error"]
+                answers[index] = BatchItemOut(index=index, status=400, error=error)
                 continue
             requests.append(RememberInput(source_kind=SourceKind.REMEMBER, **validated))
             positions.append(index)
         results = memory_remember_many(actor=actor, requests=requests) if requests else []
         for index, outcome in zip(positions, results, strict=True):
             if outcome.error is not None:
-                answers[index] = {
-                    "index": index,
-                    "status": outcome.error.status,
-                    **error_body(outcome.error.code, outcome.error.message, outcome.error.details),
-                }
+                error = error_body(outcome.error.code, outcome.error.message, outcome.error.details)
+                answers[index] = BatchItemOut(
+                    index=index, status=outcome.error.status, error=error["error"]
+                )
             else:
                 code = 200 if outcome.result.deduplicated else 201
-                answers[index] = {
-                    "index": index,
-                    "status": code,
-                    "memory": outcome.result.as_dict(),
-                }
-        return Response({"results": answers})
+                answers[index] = BatchItemOut(
+                    index=index, status=code, memory=outcome.result.answer()
+                )
+        return render(BatchOut(results=answers), exclude_none=True)
 
 
 class MemoryDetailView(APIView):
@@ -251,8 +159,7 @@ class MemoryDetailView(APIView):
 
     @extend_schema(responses=MemoryDetailOut, summary="One memory with provenance and versions")
     def get(self, request, memory_id: str):
-        memory = selectors.memory_for_read(actor=actor_for_request(request), public_id=memory_id)
-        return Response(_detail(memory))
+        return _detail(actor_for_request(request), memory_id)
 
     @extend_schema(request=Input, responses=MemoryDetailOut, summary="Edit content or kind")
     def patch(self, request, memory_id: str):
@@ -261,7 +168,7 @@ class MemoryDetailView(APIView):
         serializer = self.Input(data=request.data)
         serializer.is_valid(raise_exception=True)
         memory = lifecycle.memory_edit(actor=actor, memory=memory, **serializer.validated_data)
-        return Response(_detail(memory))
+        return _detail(actor, memory.public_id)
 
 
 class ForgetView(APIView):
@@ -276,7 +183,7 @@ class ForgetView(APIView):
         serializer = self.Input(data=request.data)
         serializer.is_valid(raise_exception=True)
         memory = lifecycle.memory_forget(actor=actor, memory=memory, **serializer.validated_data)
-        return Response(_detail(memory))
+        return _detail(actor, memory.public_id)
 
 
 class RestoreView(APIView):
@@ -284,7 +191,8 @@ class RestoreView(APIView):
     def post(self, request, memory_id: str):
         actor = actor_for_request(request)
         memory = selectors.memory_for_write(actor=actor, public_id=memory_id)
-        return Response(_detail(lifecycle.memory_restore(actor=actor, memory=memory)))
+        lifecycle.memory_restore(actor=actor, memory=memory)
+        return _detail(actor, memory.public_id)
 
 
 class SupersedeView(APIView):
@@ -305,4 +213,4 @@ class SupersedeView(APIView):
         except NotFound as exc:
             raise exc.naming("by") from None
         memory = lifecycle.memory_supersede(actor=actor, memory=memory, by=replacement)
-        return Response(_detail(memory))
+        return _detail(actor, memory.public_id)

@@ -16,7 +16,10 @@ from rest_framework.views import APIView
 
 from memories import activity, context, search
 from memories.models import ActivityOperation, ActivityOutcome
+from memories.schemas import ActivityOut, ActivityPageOut, ContextOut, RecallOut
 from zeromemory.core.actor import Surface, actor_for_request
+from zeromemory.core.paging import DEFAULT_LIMIT, MAX_LIMIT, Page
+from zeromemory.core.rendering import render
 from zeromemory.core.serializers import StrictCharField, StrictSerializer
 
 
@@ -35,50 +38,6 @@ def _id_list(**kwargs) -> serializers.ListField:
     return serializers.ListField(
         child=StrictCharField(max_length=40), required=False, allow_null=True, **kwargs
     )
-
-
-class RecallHitOut(serializers.Serializer):
-    id = serializers.CharField()
-    content = serializers.CharField()
-    kind = serializers.CharField()
-    scope = serializers.CharField()
-    score = serializers.FloatField()
-    similarity = serializers.FloatField(allow_null=True)
-    fts_matched = serializers.BooleanField()
-    age_days = serializers.FloatField()
-    has_original = serializers.BooleanField()
-
-
-class RecallOut(serializers.Serializer):
-    query = serializers.CharField()
-    results = RecallHitOut(many=True)
-
-
-class ContextRowOut(serializers.Serializer):
-    id = serializers.CharField()
-    kind = serializers.CharField()
-    scope = serializers.CharField()
-    content = serializers.CharField()
-    truncated = serializers.BooleanField()
-    tokens = serializers.IntegerField()
-    score = serializers.FloatField(allow_null=True)
-    age_days = serializers.FloatField()
-
-
-class ContextSectionOut(serializers.Serializer):
-    name = serializers.CharField()
-    title = serializers.CharField()
-    budget = serializers.IntegerField()
-    tokens = serializers.IntegerField()
-    rows = ContextRowOut(many=True)
-
-
-class ContextOut(serializers.Serializer):
-    topic = serializers.CharField(allow_null=True)
-    max_tokens = serializers.IntegerField()
-    tokens = serializers.IntegerField()
-    sections = ContextSectionOut(many=True)
-    markdown = serializers.CharField()
 
 
 class RecallView(APIView):
@@ -178,22 +137,6 @@ class BriefingView(APIView):
         return Response(result.as_dict())
 
 
-class ActivityOut(serializers.Serializer):
-    id = serializers.CharField(source="public_id")
-    operation = serializers.CharField()
-    surface = serializers.CharField()
-    token = serializers.CharField(source="token.public_id", default=None)
-    client_name = serializers.CharField()
-    scopes = serializers.ListField(child=serializers.CharField())
-    query = serializers.CharField()
-    options = serializers.DictField()
-    results = serializers.ListField(child=serializers.DictField())
-    latency_ms = serializers.FloatField()
-    outcome = serializers.CharField()
-    error_code = serializers.CharField()
-    created_at = serializers.DateTimeField()
-
-
 class ActivityListView(APIView):
     class Filters(StrictSerializer):
         operation = serializers.ChoiceField(choices=ActivityOperation.choices, required=False)
@@ -202,11 +145,13 @@ class ActivityListView(APIView):
         since = serializers.DateTimeField(required=False)
         until = serializers.DateTimeField(required=False)
         cursor = StrictCharField(required=False, max_length=40)
-        limit = serializers.IntegerField(required=False, min_value=1, max_value=200, default=50)
+        limit = serializers.IntegerField(
+            required=False, min_value=1, max_value=MAX_LIMIT, default=DEFAULT_LIMIT
+        )
 
     @extend_schema(
         parameters=[Filters],
-        responses=ActivityOut(many=True),
+        responses=ActivityPageOut,
         summary="Your own activity: recalls, contexts, briefings, remembers (newest first)",
     )
     def get(self, request):
@@ -214,8 +159,9 @@ class ActivityListView(APIView):
         query = self.Filters(data=request.query_params.dict())
         query.is_valid(raise_exception=True)
         data = dict(query.validated_data)
-        cursor, limit = data.pop("cursor", None), data.pop("limit")
-        page, next_cursor = activity.activity_list(
-            actor=actor, filters=activity.ActivityFilters(**data), cursor=cursor, limit=limit
+        page = Page(cursor=data.pop("cursor", None), limit=data.pop("limit"))
+        found, next_cursor = activity.activity_list(
+            actor=actor, filters=activity.ActivityFilters(**data), page=page
         )
-        return Response({"results": ActivityOut(page, many=True).data, "next_cursor": next_cursor})
+        results = [ActivityOut.of(row) for row in found]
+        return render(ActivityPageOut(results=results, next_cursor=next_cursor))

@@ -30,7 +30,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from scopes.authentication import token_for_secret
 from scopes.models import ApiToken
-from zeromemory.core.errors import DomainError
+from zeromemory.core.errors import DomainError, error_body
 from zeromemory.core.outage import Unavailable, retry_headers, unavailable
 
 TokenSource = Callable[[], ApiToken | None]
@@ -90,7 +90,7 @@ def _origin_allowed(origin: str | None) -> bool:
 async def _send_error(
     send: Send, status: int, code: str, message: str, headers: dict[str, str] | None = None
 ) -> None:
-    body = json.dumps({"error": {"code": code, "message": message, "details": {}}}).encode()
+    body = json.dumps(error_body(code, message)).encode()
     raw_headers = [
         (b"content-type", b"application/json"),
         (b"content-length", str(len(body)).encode()),

@@ -29,12 +29,12 @@ from django.db import close_old_connections
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp_types import CallToolResult, InputRequiredResult, TextContent
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from memories.mcp import contract
 from memories.mcp.auth import RateLimited, Unauthorized, current_credential
 from zeromemory.core.actor import Actor, Surface
-from zeromemory.core.errors import DomainError
+from zeromemory.core.errors import DomainError, error_body
 from zeromemory.core.outage import unavailable
 from zeromemory.core.throttling import ActorRateThrottle
 
@@ -52,7 +52,7 @@ def ok_result(data: dict[str, Any]) -> CallToolResult:
 
 
 def error_result(code: str, message: str, details: Any = None) -> CallToolResult:
-    body = {"error": {"code": code, "message": message, "details": details or {}}}
+    body = error_body(code, message, details)
     return CallToolResult(content=_text(body), structured_content=body, is_error=True)
 
 
@@ -100,11 +100,14 @@ def _call_as_actor(
         close_old_connections()
 
 
-async def run_tool(ctx: Context, work: Callable[[Actor], dict[str, Any]]) -> CallToolResult:
+async def run_tool(
+    ctx: Context, work: Callable[[Actor], BaseModel | dict[str, Any]]
+) -> CallToolResult:
     """Run `work(actor)` in the ORM thread; map domain errors to tool errors."""
     call = sync_to_async(_call_as_actor, thread_sensitive=True)
     try:
-        data = await call(current_credential.get(), client_name(ctx), work)
+        answer = await call(current_credential.get(), client_name(ctx), work)
+        data = answer.model_dump(mode="json") if isinstance(answer, BaseModel) else answer
     except DomainError as exc:
         return error_result(exc.code, exc.message, exc.details)
     except Exception:

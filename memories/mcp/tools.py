@@ -17,13 +17,13 @@ from pydantic import Field
 
 from memories import context, search, selectors
 from memories.mcp import contract
-from memories.mcp.schemas import ContextOut, MemoryStateOut, RecallOut, RememberOut, ScopesOut
 from memories.mcp.server import ZeroMemoryServer, run_tool
 from memories.models import Memory, SourceKind, TranslationStatus
+from memories.schemas import ContextOut, MemoryOut, RecallOut, RememberToolOut
 from memories.services import lifecycle
 from memories.services.remember import RememberInput, memory_remember
-from scopes import access
-from scopes.models import Role
+from scopes import selectors as scope_selectors
+from scopes.schemas import ScopesOut
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import NotFound
 
@@ -59,23 +59,6 @@ def _memory_to_change(actor: Actor, memory_id: str) -> Memory:
         raise exc.naming("memory_id") from None
 
 
-def _iso(value: Any) -> str | None:
-    return value.isoformat() if value is not None else None
-
-
-def _memory_answer(memory: Memory) -> dict[str, Any]:
-    return {
-        "id": memory.public_id,
-        "scope": memory.scope.public_id,
-        "kind": memory.kind_id,
-        "content": memory.content,
-        "state": memory.state,
-        "forgotten_at": _iso(memory.forgotten_at),
-        "forgotten_reason": memory.forgotten_reason,
-        "restored_at": _iso(memory.restored_at),
-    }
-
-
 PENDING_NOTICE = (
     "Stored as written; the server translates it to English in the background. "
     "Write content in English next time."
@@ -108,7 +91,7 @@ async def remember(
     conversation_id: Annotated[str | None, Field(max_length=200)] = None,
     source_path: Annotated[str | None, Field(max_length=1000)] = None,
     idempotency_key: Annotated[str | None, Field(max_length=200)] = None,
-) -> Annotated[CallToolResult, RememberOut]:
+) -> Annotated[CallToolResult, RememberToolOut]:
     request = RememberInput(
         content=content,
         kind=kind,
@@ -120,11 +103,10 @@ async def remember(
         source_kind=SourceKind.REMEMBER,
     )
 
-    def work(actor: Actor) -> dict[str, Any]:
-        answer = memory_remember(actor=actor, request=request).as_dict()
-        if answer["translation_status"] == TranslationStatus.PENDING:
-            answer["notice"] = PENDING_NOTICE
-        return answer
+    def work(actor: Actor) -> RememberToolOut:
+        answer = memory_remember(actor=actor, request=request).answer()
+        pending = answer.translation_status == TranslationStatus.PENDING
+        return RememberToolOut(**dict(answer), notice=PENDING_NOTICE if pending else None)
 
     return await run_tool(ctx, work)
 
@@ -185,41 +167,25 @@ async def forget(
     ctx: Context,
     memory_id: MemoryId,
     reason: Annotated[str, Field(max_length=1000, description="Why, in English.")],
-) -> Annotated[CallToolResult, MemoryStateOut]:
+) -> Annotated[CallToolResult, MemoryOut]:
     def work(actor: Actor) -> dict[str, Any]:
         memory = _memory_to_change(actor, memory_id)
-        return _memory_answer(lifecycle.memory_forget(actor=actor, memory=memory, reason=reason))
+        return MemoryOut.of(lifecycle.memory_forget(actor=actor, memory=memory, reason=reason))
 
     return await run_tool(ctx, work)
 
 
-async def restore(ctx: Context, memory_id: MemoryId) -> Annotated[CallToolResult, MemoryStateOut]:
+async def restore(ctx: Context, memory_id: MemoryId) -> Annotated[CallToolResult, MemoryOut]:
     def work(actor: Actor) -> dict[str, Any]:
         memory = _memory_to_change(actor, memory_id)
-        return _memory_answer(lifecycle.memory_restore(actor=actor, memory=memory))
+        return MemoryOut.of(lifecycle.memory_restore(actor=actor, memory=memory))
 
     return await run_tool(ctx, work)
 
 
 async def list_scopes(ctx: Context) -> Annotated[CallToolResult, ScopesOut]:
-    def work(actor: Actor) -> dict[str, Any]:
-        scopes = list(access.readable_scopes(actor).select_related("owner").order_by("id"))
-        roles = access.roles_in(actor, scopes)
-        writable = set(access.writable_scopes(actor).values_list("id", flat=True))
-        return {
-            "scopes": [
-                {
-                    "id": scope.public_id,
-                    "name": scope.name,
-                    "slug": scope.slug,
-                    "kind": scope.kind,
-                    "owner": scope.owner.get_username(),
-                    "role": Role(roles[scope.id]).slug if scope.id in roles else None,
-                    "writable": scope.id in writable,
-                }
-                for scope in scopes
-            ]
-        }
+    def work(actor: Actor) -> ScopesOut:
+        return ScopesOut(scopes=scope_selectors.readable_scope_answers(actor=actor))
 
     return await run_tool(ctx, work)
 

@@ -7,7 +7,6 @@ An identical valid memory (same normalized text in the scope) absorbs the write;
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from django.conf import settings
 from django.db import connection
@@ -23,9 +22,6 @@ class SimilarMemory:
     id: str
     similarity: float
     age_days: float
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "similarity": round(self.similarity, 4), "age_days": self.age_days}
 
 
 def identical_many(prepared: list[Prepared]) -> dict[tuple[int, str], Memory]:

@@ -31,6 +31,7 @@ from memories.models import (
     Provenance,
     TranslationStatus,
 )
+from memories.schemas import RememberOut, SimilarOut
 from memories.services import duplicates, idempotency
 from memories.services.common import window_rows
 from memories.services.remember_input import (
@@ -59,19 +60,22 @@ class RememberResult:
     def created(self) -> bool:
         return not self.deduplicated
 
-    def as_dict(self) -> dict[str, Any]:
+    def answer(self) -> RememberOut:
         memory = self.memory
-        return {
-            "id": memory.public_id,
-            "scope": memory.scope.public_id,
-            "kind": memory.kind_id,
-            "content": memory.content,
-            "content_lang": memory.content_lang,
-            "translation_status": memory.translation_status,
-            "deduplicated": self.deduplicated,
-            "similar_existing": [similar.as_dict() for similar in self.similar_existing],
-            "created_at": memory.created_at.isoformat(),
-        }
+        return RememberOut(
+            id=memory.public_id,
+            scope=memory.scope.public_id,
+            kind=memory.kind_id,
+            content=memory.content,
+            content_lang=memory.content_lang,
+            translation_status=memory.translation_status,
+            deduplicated=self.deduplicated,
+            similar_existing=[
+                SimilarOut(id=s.id, similarity=round(s.similarity, 4), age_days=s.age_days)
+                for s in self.similar_existing
+            ],
+            created_at=memory.created_at,
+        )
 
 
 @dataclass
@@ -194,7 +198,9 @@ def _commit(
             IdempotencyRecord.objects.filter(id__in=stale).delete()
         IdempotencyRecord.objects.bulk_create(
             idempotency.new_record(
-                actor=actor, request=item.request, answer=items[index].result.as_dict()
+                actor=actor,
+                request=item.request,
+                answer=items[index].result.answer().model_dump(mode="json"),
             )
             for index, item in prepared.items()
             if item.request.idempotency_key

@@ -76,7 +76,7 @@ def build_world() -> World:
     owner_actor = Actor(user=owner)
     removed_secret = token_create(actor=Actor(user=users["removed"]), name="old").secret
     memory = _remember(users["removed"], f"The vault word is {MARKER}.", team)
-    membership_remove(actor=owner_actor, scope=team, username="removed")
+    membership_remove(scope=team, username="removed")
     other = _remember(owner, "The team vault moved to the second floor.", team)
     gone = memory_remember(
         actor=owner_actor,

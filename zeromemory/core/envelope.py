@@ -12,15 +12,11 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
-from zeromemory.core.errors import DomainError
+from zeromemory.core.errors import DomainError, error_body
 from zeromemory.core.outage import retry_headers, unavailable
 from zeromemory.core.parsers import BodyError
 
 logger = logging.getLogger(__name__)
-
-
-def error_body(code: str, message: str, details: Any = None) -> dict[str, Any]:
-    return {"error": {"code": code, "message": message, "details": details or {}}}
 
 
 def _first_message(details: Any) -> str:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import BaseModel
+
 
 class DomainError(Exception):
     code = "internal"
@@ -46,3 +48,19 @@ class NotFound(DomainError):
 class Conflict(DomainError):
     code = "conflict"
     status = 409
+
+
+class ErrorBody(BaseModel):
+    code: str
+    message: str
+    details: dict[str, Any]
+
+
+class ErrorOut(BaseModel):
+    """The one error answer of every surface: REST bodies, MCP tool errors, the MCP door."""
+
+    error: ErrorBody
+
+
+def error_body(code: str, message: str, details: Any = None) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message, "details": details or {}}}

@@ -23,7 +23,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 from django.utils.translation import gettext as _
 
-from zeromemory.core.errors import DomainError
+from zeromemory.core.errors import DomainError, error_body
 
 logger = logging.getLogger("zeromemory.outage")
 
@@ -96,7 +96,6 @@ def retry_headers() -> dict[str, str]:
 
 def response_for(request: HttpRequest, error: Unavailable) -> HttpResponse:
     """The 503 answer: the error envelope under /api/ and /mcp, a plain page elsewhere."""
-    from zeromemory.core.envelope import error_body
 
     if request.path.startswith(("/api/", "/mcp")):
         body = error_body(error.code, error.message, error.details)

@@ -1,0 +1,149 @@
+"""What the MCP tests share: a live uvicorn serving the ASGI app, SDK client sessions over
+streamable HTTP, and helpers that read tool results."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+from django.conf import settings
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp_types import CallToolResult, Implementation
+
+from memories.mcp.contract import DESCRIPTIONS
+from memories.services.remember import RememberInput, memory_remember
+from tests.helpers import child_env
+from zeromemory.core.actor import Actor
+
+BASE_DIR = Path(settings.BASE_DIR)
+CLIENT = Implementation(name="pytest-agent", version="1.2")
+TOOLS = set(DESCRIPTIONS)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_uvicorn(*extra: str, **env: str) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "zeromemory.asgi:application",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--no-access-log",
+            *extra,
+        ],
+        cwd=BASE_DIR,
+        env=child_env(**env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            break
+        try:
+            with urllib.request.urlopen(f"{base}/healthz", timeout=2) as answer:  # noqa: S310
+                if answer.status == 200:
+                    return proc, base
+        except (OSError, urllib.error.URLError):
+            time.sleep(0.2)
+    stop(proc)
+    raise AssertionError("uvicorn did not come up:\n" + (proc.stdout.read() or ""))
+
+
+def stop(proc: subprocess.Popen) -> str:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        out, _ = proc.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, _ = proc.communicate()
+    return out or ""
+
+
+@asynccontextmanager
+async def http_session(base: str, secret: str, path: str = "/mcp") -> AsyncIterator[ClientSession]:
+    headers = {"Authorization": f"Bearer {secret}"}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=120)) as http,
+        streamable_http_client(f"{base}{path}", http_client=http) as (read, write),
+        ClientSession(read, write, client_info=CLIENT) as session,
+    ):
+        await session.initialize()
+        yield session
+
+
+def over_http(
+    base: str, secret: str, script: Callable[[ClientSession], Awaitable[Any]], path: str = "/mcp"
+) -> Any:
+    async def main() -> Any:
+        async with http_session(base, secret, path) as session:
+            return await script(session)
+
+    return anyio.run(main)
+
+
+def answer(result: CallToolResult) -> dict[str, Any]:
+    """The structured content, checked against the JSON text block that repeats it."""
+    assert result.structured_content is not None
+    [block] = result.content
+    assert json.loads(block.text) == result.structured_content
+    return result.structured_content
+
+
+def ok(result: CallToolResult) -> dict[str, Any]:
+    assert not result.is_error, result.content
+    return answer(result)
+
+
+def error_code(result: CallToolResult) -> str:
+    assert result.is_error
+    error = answer(result)["error"]
+    assert error["message"]
+    assert "Traceback" not in error["message"]
+    return error["code"]
+
+
+def remember_directly(user, content: str, scope: str, kind: str = "decision") -> str:
+    request = RememberInput(content=content, kind=kind, scope=scope)
+    return memory_remember(actor=Actor(user=user), request=request).memory.public_id
+
+
+def post_tools_call(base: str, headers: dict[str, str]) -> httpx2.Response:
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "list_scopes", "arguments": {}},
+    }
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+        **headers,
+    }
+    return httpx2.post(f"{base}/mcp", json=call, headers=headers, timeout=10)
