@@ -172,13 +172,19 @@ class Served:
         return found
 
     def orphans(self) -> list[psutil.Process]:
-        """Processes of this serve that are neither serve nor one of its descendants."""
-        if self.process.poll() is not None:
-            return self.processes()
-        tree = {self.process.pid} | {
-            p.pid for p in psutil.Process(self.process.pid).children(recursive=True)
-        }
-        return [p for p in self.processes() if p.pid not in tree]
+        """Live processes of this serve that are neither serve nor one of its descendants."""
+        found = []
+        for proc in self.processes():
+            with contextlib.suppress(psutil.NoSuchProcess):  # gone meanwhile: no orphan
+                if (
+                    proc.pid == self.process.pid
+                    or self.process.poll() is None
+                    and any(parent.pid == self.process.pid for parent in proc.parents())
+                ):
+                    continue
+                if proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE:
+                    found.append(proc)
+        return found
 
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 60) -> int:
         if self.process.poll() is None:

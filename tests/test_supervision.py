@@ -69,7 +69,8 @@ def test_killed_children_are_restarted_and_nothing_outlives_the_service(served):
         timeout=30,
         what="the sentinel to replace the killed worker",
     )
-    assert served.child("qcluster").pid == worker.pid and served.answers()
+    assert served.child("qcluster").pid == worker.pid
+    wait_for(served.answers, timeout=30, what="the service to answer")
 
     # The whole cluster's parent: its sentinel and workers must not live on as orphans.
     cluster = worker.children(recursive=True)
@@ -82,7 +83,7 @@ def test_killed_children_are_restarted_and_nothing_outlives_the_service(served):
         what="a new qcluster",
     )
     wait_for(lambda: new_worker.children(recursive=True), timeout=60, what="the new cluster")
-    assert served.answers()
+    wait_for(served.answers, timeout=30, what="the service to answer")
     assert served.orphans() == []
     assert f"worker (pid {worker.pid}) exited with SIGKILL" in served.log()
 
