@@ -27,9 +27,13 @@ from memories.services.remember import (
 from zeromemory.core.actor import Actor, actor_for_request
 from zeromemory.core.envelope import exception_handler
 from zeromemory.core.errors import NotFound, error_body
-from zeromemory.core.paging import DEFAULT_LIMIT, MAX_LIMIT, Page
 from zeromemory.core.rendering import render
-from zeromemory.core.serializers import StrictBooleanField, StrictCharField, StrictSerializer
+from zeromemory.core.serializers import (
+    PagedQuery,
+    StrictBooleanField,
+    StrictCharField,
+    StrictSerializer,
+)
 
 BATCH_LIMIT = 100
 
@@ -56,7 +60,7 @@ def _detail(actor: Actor, memory_id: str) -> Response:
 
 
 class MemoryListView(APIView):
-    class Filters(StrictSerializer):
+    class Filters(PagedQuery):
         scope = StrictCharField(required=False, max_length=40)
         kind = StrictCharField(required=False, max_length=32)
         translation_status = serializers.ChoiceField(
@@ -66,10 +70,6 @@ class MemoryListView(APIView):
         state = serializers.ChoiceField(choices=selectors.STATES, required=False, default="valid")
         created_after = serializers.DateTimeField(required=False)
         created_before = serializers.DateTimeField(required=False)
-        cursor = StrictCharField(required=False, max_length=40)
-        limit = serializers.IntegerField(
-            required=False, min_value=1, max_value=MAX_LIMIT, default=DEFAULT_LIMIT
-        )
 
     @extend_schema(
         parameters=[Filters],
@@ -82,7 +82,7 @@ class MemoryListView(APIView):
         query = self.Filters(data=request.query_params.dict())
         query.is_valid(raise_exception=True)
         data = dict(query.validated_data)
-        page = Page(cursor=data.pop("cursor", None), limit=data.pop("limit"))
+        page = PagedQuery.page(data)
         if data.get("kind"):
             kind_for_slug(data["kind"])
         found, next_cursor = selectors.memory_list(

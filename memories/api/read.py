@@ -18,9 +18,8 @@ from memories import activity, context, search
 from memories.models import ActivityOperation, ActivityOutcome
 from memories.schemas import ActivityOut, ActivityPageOut, ContextOut, RecallOut
 from zeromemory.core.actor import Surface, actor_for_request
-from zeromemory.core.paging import DEFAULT_LIMIT, MAX_LIMIT, Page
 from zeromemory.core.rendering import render
-from zeromemory.core.serializers import StrictCharField, StrictSerializer
+from zeromemory.core.serializers import PagedQuery, StrictCharField, StrictSerializer
 
 
 class StrictIntegerField(serializers.IntegerField):
@@ -138,16 +137,12 @@ class BriefingView(APIView):
 
 
 class ActivityListView(APIView):
-    class Filters(StrictSerializer):
+    class Filters(PagedQuery):
         operation = serializers.ChoiceField(choices=ActivityOperation.choices, required=False)
         surface = serializers.ChoiceField(choices=Surface.choices, required=False)
         outcome = serializers.ChoiceField(choices=ActivityOutcome.choices, required=False)
         since = serializers.DateTimeField(required=False)
         until = serializers.DateTimeField(required=False)
-        cursor = StrictCharField(required=False, max_length=40)
-        limit = serializers.IntegerField(
-            required=False, min_value=1, max_value=MAX_LIMIT, default=DEFAULT_LIMIT
-        )
 
     @extend_schema(
         parameters=[Filters],
@@ -159,7 +154,7 @@ class ActivityListView(APIView):
         query = self.Filters(data=request.query_params.dict())
         query.is_valid(raise_exception=True)
         data = dict(query.validated_data)
-        page = Page(cursor=data.pop("cursor", None), limit=data.pop("limit"))
+        page = PagedQuery.page(data)
         found, next_cursor = activity.activity_list(
             actor=actor, filters=activity.ActivityFilters(**data), page=page
         )

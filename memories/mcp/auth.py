@@ -30,7 +30,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from scopes.authentication import token_for_secret
 from scopes.models import ApiToken
-from zeromemory.core.errors import DomainError, error_body
+from zeromemory.core.errors import error_body
 from zeromemory.core.outage import Unavailable, retry_headers, unavailable
 
 TokenSource = Callable[[], ApiToken | None]
@@ -39,16 +39,6 @@ TokenSource = Callable[[], ApiToken | None]
 current_credential: ContextVar[TokenSource | None] = ContextVar("zm_mcp_credential", default=None)
 
 REALM = "zero-memory"
-
-
-class Unauthorized(DomainError):
-    code = "unauthorized"
-    status = 401
-
-
-class RateLimited(DomainError):
-    code = "rate_limited"
-    status = 429
 
 
 def lookup_token(secret: str) -> ApiToken | None:

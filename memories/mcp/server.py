@@ -32,9 +32,9 @@ from mcp_types import CallToolResult, InputRequiredResult, TextContent
 from pydantic import BaseModel, ValidationError
 
 from memories.mcp import contract
-from memories.mcp.auth import RateLimited, Unauthorized, current_credential
+from memories.mcp.auth import current_credential
 from zeromemory.core.actor import Actor, Surface
-from zeromemory.core.errors import DomainError, error_body
+from zeromemory.core.errors import DomainError, RateLimited, Unauthorized, error_body
 from zeromemory.core.outage import unavailable
 from zeromemory.core.throttling import ActorRateThrottle
 

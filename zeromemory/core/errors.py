@@ -50,6 +50,16 @@ class Conflict(DomainError):
     status = 409
 
 
+class Unauthorized(DomainError):
+    code = "unauthorized"
+    status = 401
+
+
+class RateLimited(DomainError):
+    code = "rate_limited"
+    status = 429
+
+
 class ErrorBody(BaseModel):
     code: str
     message: str

@@ -5,6 +5,8 @@ from __future__ import annotations
 from django.utils.translation import gettext_lazy as _
 from rest_framework import serializers
 
+from zeromemory.core.paging import DEFAULT_LIMIT, MAX_LIMIT, Page
+
 
 class StrictSerializer(serializers.Serializer):
     """Rejects fields it does not declare and bodies that are not JSON objects."""
@@ -42,3 +44,17 @@ class StrictBooleanField(serializers.BooleanField):
         if not isinstance(data, bool):
             self.fail("invalid")
         return data
+
+
+class PagedQuery(StrictSerializer):
+    """Query parameters of a list: the cursor of the previous page and the page size.
+    `page(validated)` takes both out of the validated data and returns the `Page`."""
+
+    cursor = StrictCharField(required=False, max_length=40)
+    limit = serializers.IntegerField(
+        required=False, min_value=1, max_value=MAX_LIMIT, default=DEFAULT_LIMIT
+    )
+
+    @staticmethod
+    def page(validated: dict) -> Page:
+        return Page(cursor=validated.pop("cursor", None), limit=validated.pop("limit"))
