@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP_INSTALL := $(PY) -m pip install --disable-pip-version-check -q
 
-.PHONY: run test lint format clean-db
+.PHONY: run test lint format clean-db browser-deps
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -21,8 +21,13 @@ $(VENV)/.dev-installed: requirements/base.txt requirements/dev.txt | $(VENV)/bin
 run: $(VENV)/.base-installed
 	$(PY) manage.py serve
 
+# Debian's chromium and a CJK font for the browser tests: installed when missing and possible,
+# otherwise the command to run is printed and `make test` stops before anything else.
+browser-deps:
+	@sh scripts/browser-deps.sh
+
 # The whole test suite on the embedded database.
-test: $(VENV)/.dev-installed
+test: browser-deps $(VENV)/.dev-installed
 	$(PY) -m pytest
 
 lint: $(VENV)/.dev-installed

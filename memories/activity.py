@@ -30,6 +30,8 @@ from memories.models import ActivityLog, ActivityOperation, ActivityOutcome, Mem
 from scopes import access
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import DomainError
+from zeromemory.core.metrics import observe_operation
+from zeromemory.core.outage import unavailable
 from zeromemory.core.paging import Page, cursor_page
 
 logger = logging.getLogger(__name__)
@@ -55,6 +57,7 @@ def log_activity(
     """Append one activity row; `recalled_ids` (memory pks) are counted as recalled later."""
     if outcome is None:
         outcome = ActivityOutcome.HIT if results else ActivityOutcome.EMPTY
+    observe_operation(operation=operation, outcome=outcome, seconds=latency_ms / 1000)
     row = ActivityLog(
         surface=actor.surface,
         user=actor.user,
@@ -78,8 +81,9 @@ def log_activity(
                 row.save(force_insert=True)
         else:
             row.save(force_insert=True)
-    except DatabaseError:
-        logger.exception("could not write the activity row for %s", operation)
+    except DatabaseError as exc:
+        if unavailable(exc) is None:  # an outage logs its own single line
+            logger.exception("could not write the activity row for %s", operation)
 
 
 def _transaction_broken() -> bool:

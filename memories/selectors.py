@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Prefetch, QuerySet, prefetch_related_objects
+from django.db.models import Count, Prefetch, QuerySet, prefetch_related_objects
 from django.utils.translation import gettext as _
 
 from memories.models import Memory, MemoryState, Provenance
@@ -102,3 +102,10 @@ def memory_list(
     if filters.created_before:
         memories = memories.filter(created_at__lt=filters.created_before)
     return cursor_page(memories, page)
+
+
+def translation_status_counts() -> dict[str, int]:
+    """Memories per translation status over every scope, for the operator's /metrics: counts
+    only, no memory and no scope leaves, so no actor is asked for."""
+    rows = Memory.objects.values_list("translation_status").annotate(n=Count("id"))
+    return dict(rows.order_by("translation_status"))

@@ -118,15 +118,35 @@ def django_database_settings(server: EmbeddedServer) -> dict[str, object]:
     }
 
 
+def _pg_ctl(args: list[str], *, pgdata: Path) -> None:
+    pgserver, _ = _pgserver()
+    # As root, pgserver runs PostgreSQL as its own unprivileged user.
+    user = "pgserver" if os.geteuid() == 0 else None
+    pgserver.pg_ctl(args, pgdata=pgdata, user=user)
+
+
+def stop_server(pgdata: Path) -> Path | None:
+    """Stop the embedded server of ``pgdata`` (fast shutdown: sessions are cut, data is kept).
+
+    Returns the socket directory it listened on, for :func:`start_server`."""
+    info = _running_info(pgdata)
+    _pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata)
+    return Path(info.socket_dir) if info is not None else None
+
+
+def start_server(pgdata: Path, *, socket_dir: Path) -> None:
+    """Start a stopped embedded server again, on the Unix socket it had (no TCP listener)."""
+    args = ["-w", "-o", '-h ""', "-o", f"-k {socket_dir}", "-l", str(pgdata / "log"), "start"]
+    _pg_ctl(args, pgdata=pgdata)
+
+
 def stop_if_started_here() -> bool:
     """Stop the server when this process started it. Returns whether it stopped it."""
     global _server
     if _server is None or not _server.started_here:
         return False
-    pgserver, _ = _pgserver()
-    user = "pgserver" if os.geteuid() == 0 else None
     try:
-        pgserver.pg_ctl(["-w", "-m", "fast", "stop"], pgdata=_server.pgdata, user=user)
+        stop_server(_server.pgdata)
     except Exception:  # noqa: BLE001 - a server that already stopped is what we want
         logger.warning("embedded PostgreSQL did not stop cleanly", exc_info=True)
     _server = None

@@ -8,40 +8,9 @@ import sys
 from datetime import timedelta
 from pathlib import Path
 
+from zeromemory.core.env import env_bool, env_int, env_list, env_str
+
 BASE_DIR = Path(__file__).resolve().parent.parent
-
-
-def env_str(name: str, default: str = "") -> str:
-    return os.environ.get(name, default).strip()
-
-
-def env_bool(name: str, default: bool) -> bool:
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    value = raw.strip().lower()
-    if value in {"1", "true", "yes", "on"}:
-        return True
-    if value in {"0", "false", "no", "off"}:
-        return False
-    raise ValueError(f"{name} must be true or false, not {raw!r}")
-
-
-def env_int(name: str, default: int, *, minimum: int = 0) -> int:
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ValueError(f"{name} must be an integer, not {raw!r}") from None
-    if value < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, not {value}")
-    return value
-
-
-def env_list(name: str, default: str) -> list[str]:
-    return [item.strip() for item in env_str(name, default).split(",") if item.strip()]
 
 
 DATA_DIR = Path(env_str("ZM_DATA_DIR", str(BASE_DIR / "var"))).resolve()
@@ -69,8 +38,25 @@ def _secret_key() -> str:
 
 SECRET_KEY = _secret_key()
 DEBUG = env_bool("ZM_DEBUG", False)
-ALLOWED_HOSTS = env_list("ZM_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver")
+ALLOWED_HOSTS = env_list("ZM_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]")
+if TESTING:
+    ALLOWED_HOSTS.append("testserver")  # the host name of Django's test client
 CSRF_TRUSTED_ORIGINS = env_list("ZM_CSRF_TRUSTED_ORIGINS", "")
+
+# Production over HTTPS: secure cookies, HSTS and a redirect of plain HTTP to HTTPS. Health,
+# readiness and metrics stay reachable over plain HTTP for probes on the private network.
+SECURE = env_bool("ZM_SECURE", False)
+SESSION_COOKIE_SECURE = SECURE
+CSRF_COOKIE_SECURE = SECURE
+SECURE_SSL_REDIRECT = SECURE
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
+SECURE_HSTS_SECONDS = env_int("ZM_HSTS_SECONDS", 31_536_000) if SECURE else 0
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("ZM_HSTS_INCLUDE_SUBDOMAINS", True)
+SECURE_HSTS_PRELOAD = SECURE_HSTS_INCLUDE_SUBDOMAINS
+# Behind a proxy that terminates TLS: trust its X-Forwarded-Proto header to tell HTTPS requests.
+# Only with a proxy that sets (or strips) this header on every request it forwards.
+if env_bool("ZM_PROXY_SSL_HEADER", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 INSTALLED_APPS = [
     "modeltranslation",  # before the admin, so kind labels are edited per language there
@@ -94,6 +80,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "zeromemory.core.metrics.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -104,6 +91,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Near the end, so it sees the view's exception first: a lost database answers 503, not 500.
+    "zeromemory.core.outage.DatabaseOutageMiddleware",
     # Last, as django-axes asks: it answers a locked-out sign-in.
     "axes.middleware.AxesMiddleware",
 ]
@@ -295,6 +284,17 @@ TRANSLATION_LEASE_SECONDS = env_int(
 )
 # A translated memory this close to another valid one in its scope is merged into it.
 CANONICAL_MERGE_SIMILARITY = 0.97
+
+# Prometheus metrics at /metrics. Every process (web, worker) writes its counts under the data
+# dir and a scrape adds them up; the variable must be set before prometheus_client is imported.
+METRICS = env_bool("ZM_METRICS", False)
+METRICS_TOKEN = env_str("ZM_METRICS_TOKEN")
+if METRICS:
+    if SECURE and not METRICS_TOKEN:
+        raise ValueError("ZM_METRICS with ZM_SECURE needs ZM_METRICS_TOKEN (scrapes send it)")
+    METRICS_DIR = Path(env_str("PROMETHEUS_MULTIPROC_DIR") or DATA_DIR / "metrics").resolve()
+    METRICS_DIR.mkdir(parents=True, exist_ok=True)
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(METRICS_DIR)
 
 # Web server for `manage.py serve`.
 SERVE_HOST = env_str("ZM_HOST", "127.0.0.1")

@@ -1,4 +1,4 @@
-"""Project-level views: health and error pages that answer JSON under /api/."""
+"""Project-level views: health, readiness, and error pages that answer JSON under /api/."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.defaults import page_not_found, server_error
 
+from zeromemory import heartbeat
 from zeromemory.core.envelope import json_error
+from zeromemory.core.outage import RETRY_AFTER_SECONDS, response_for_current_exception, unavailable
 
 
 @never_cache
@@ -18,8 +20,52 @@ def healthz(request: HttpRequest) -> JsonResponse:
             cursor.execute("SELECT 1")
             cursor.fetchone()
     except Exception as exc:  # noqa: BLE001 - any database failure means unhealthy
-        return JsonResponse({"status": "error", "database": str(exc)[:200]}, status=503)
+        unavailable(exc)  # notes the outage (one log line) when it is one
+        response = JsonResponse({"status": "error", "database": str(exc)[:200]}, status=503)
+        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        response._has_been_logged = True
+        return response
     return JsonResponse({"status": "ok", "database": "ok"})
+
+
+_migrated = False  # once every migration is applied, later checks skip reading the files
+
+
+def _migrations_pending() -> int:
+    global _migrated
+    if _migrated:
+        return 0
+    from django.db.migrations.executor import MigrationExecutor
+
+    executor = MigrationExecutor(connection)
+    pending = len(executor.migration_plan(executor.loader.graph.leaf_nodes()))
+    _migrated = pending == 0
+    return pending
+
+
+@never_cache
+def readyz(request: HttpRequest) -> JsonResponse:
+    """Ready to serve: the database answers, every migration is applied, a worker is alive."""
+    checks: dict[str, str] = {}
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+        checks["database"] = "ok"
+        pending = _migrations_pending()
+        checks["migrations"] = "ok" if not pending else f"{pending} not applied"
+        checks["worker"] = (
+            "ok" if heartbeat.worker_alive() else "no worker heartbeat in the last minute"
+        )
+    except Exception as exc:  # noqa: BLE001 - any database failure means not ready
+        unavailable(exc)
+        checks["database"] = str(exc)[:200]
+    ready = all(value == "ok" for value in checks.values()) and len(checks) == 3
+    response = JsonResponse({"status": "ok" if ready else "error", **checks})
+    if not ready:
+        response.status_code = 503
+        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        response._has_been_logged = True
+    return response
 
 
 def _is_api(request: HttpRequest) -> bool:
@@ -33,6 +79,9 @@ def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
 
 
 def internal_error(request: HttpRequest) -> HttpResponse:
+    outage = response_for_current_exception(request)  # a middleware's query met an outage
+    if outage is not None:
+        return outage
     if _is_api(request):
         return json_error("internal", _("Something went wrong on our side."), 500)
     return server_error(request)

@@ -31,6 +31,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from scopes.authentication import token_for_secret
 from scopes.models import ApiToken
 from zeromemory.core.errors import error_body
+from zeromemory.core.outage import Unavailable, retry_headers, unavailable
 
 TokenSource = Callable[[], ApiToken | None]
 
@@ -45,6 +46,11 @@ def lookup_token(secret: str) -> ApiToken | None:
     close_old_connections()
     try:
         return token_for_secret(secret)
+    except Exception as exc:
+        outage = unavailable(exc)  # judged here, in the thread whose connection failed
+        if outage is not None:
+            raise outage from None
+        raise
     finally:
         close_old_connections()
 
@@ -121,7 +127,11 @@ class BearerTokenMiddleware:
                 _challenge(),
             )
             return
-        token = await sync_to_async(lookup_token, thread_sensitive=True)(secret)
+        try:
+            token = await sync_to_async(lookup_token, thread_sensitive=True)(secret)
+        except Unavailable as exc:
+            await _send_error(send, exc.status, exc.code, exc.message, retry_headers())
+            return
         if token is None:
             await _send_error(
                 send,

@@ -15,15 +15,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from contextlib import AsyncExitStack
 
 from django.conf import settings
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memories.mcp.auth import BearerTokenMiddleware
 from memories.mcp.tools import build_server
+from zeromemory.core.metrics import observe_request
 
 logger = logging.getLogger(__name__)
 
@@ -97,9 +99,29 @@ class WithMcp:
             await self._lifespan(receive, send)
         elif scope["type"] == "http" and scope["path"] in MCP_PATHS:
             # /mcp/ is served as /mcp rather than redirected: not every client follows a redirect.
-            await self.endpoint({**scope, "path": "/mcp"}, receive, send)
+            await self._measured({**scope, "path": "/mcp"}, receive, send)
         else:
             await self.django_app(scope, receive, send)
+
+    async def _measured(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Serve /mcp, counted in the request metrics like Django's routes (route `mcp`)."""
+        started, status = time.perf_counter(), 500
+
+        async def send_and_note(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.endpoint(scope, receive, send_and_note)
+        finally:
+            observe_request(
+                method=scope.get("method", ""),
+                route="mcp",
+                status=status,
+                seconds=time.perf_counter() - started,
+            )
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:

@@ -35,6 +35,7 @@ from memories.mcp import contract
 from memories.mcp.auth import current_credential
 from zeromemory.core.actor import Actor, Surface
 from zeromemory.core.errors import DomainError, RateLimited, Unauthorized, error_body
+from zeromemory.core.outage import unavailable
 from zeromemory.core.throttling import ActorRateThrottle
 
 logger = logging.getLogger(__name__)
@@ -90,6 +91,11 @@ def _call_as_actor(
         actor = Actor(user=token.user, token=token, surface=Surface.MCP, client_name=client)
         _throttle(actor)
         return work(actor)
+    except Exception as exc:
+        outage = unavailable(exc)  # judged here, in the thread whose connection failed
+        if outage is not None:
+            raise outage from None
+        raise
     finally:
         close_old_connections()
 

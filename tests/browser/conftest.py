@@ -38,7 +38,7 @@ def browser() -> Iterator:
     if not CHROMIUM.exists():
         pytest.fail(
             f"chromium is missing at {CHROMIUM}: install Debian's chromium "
-            "(`apt-get install -y chromium`; .ci/run does it) to run the browser tests."
+            "(`make test` installs it, or prints the command to run) to run the browser tests."
         )
     from playwright.sync_api import sync_playwright
 

@@ -259,6 +259,8 @@ DASHBOARD_ROWS = [
 # Routes outside the tenancy table, with the reason.
 EXEMPT = {
     "healthz": "public liveness probe; answers no tenant data",
+    "readyz": "public readiness probe; answers no tenant data",
+    "metrics": "Prometheus scrape, off unless ZM_METRICS, bearer token of its own; counts only",
     "schema": "public OpenAPI document; answers no tenant data",
     "api-docs": "public API documentation page",
     "admin:*": "Django admin: staff only, with Django's own permission checks (tested apart)",

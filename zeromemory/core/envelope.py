@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
 from zeromemory.core.errors import DomainError, error_body
+from zeromemory.core.outage import retry_headers, unavailable
 from zeromemory.core.parsers import BodyError
 
 logger = logging.getLogger(__name__)
@@ -40,6 +41,10 @@ def _validation_details(detail: Any) -> Any:
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     headers: dict[str, str] = {}
+    outage = unavailable(exc)
+    if outage is not None:
+        exc = outage
+        headers.update(retry_headers())
     if isinstance(exc, DomainError):
         code, http, message, details = exc.code, exc.status, exc.message, exc.details
     elif isinstance(exc, BodyError):
@@ -85,7 +90,10 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         code, http = "internal", status.HTTP_500_INTERNAL_SERVER_ERROR
         message, details = _("Something went wrong on our side."), None
     set_rollback()
-    return Response(error_body(code, message, details), status=http, headers=headers)
+    response = Response(error_body(code, message, details), status=http, headers=headers)
+    if outage is not None:
+        response._has_been_logged = True  # the outage logs one line, not one per request
+    return response
 
 
 def json_error(code: str, message: str, http: int) -> JsonResponse:

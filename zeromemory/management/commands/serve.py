@@ -1,15 +1,14 @@
 """`make run`: migrate, create the first admin, then run the web server and the worker together.
 
-Ctrl-C (or SIGTERM) stops both children, then the embedded database if this process started it.
+The children are supervised (`zeromemory.supervisor`): one that dies is restarted while the
+others keep serving. Ctrl-C (or SIGTERM) stops every child and everything they started, then the
+embedded database if this process started it.
 """
 
 from __future__ import annotations
 
 import secrets
-import signal
-import subprocess
 import sys
-import time
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -21,6 +20,7 @@ from django.db import connection
 from memories.embeddings import check_dimension, declared_dimension
 from zeromemory import embedded_db
 from zeromemory.dbcheck import MissingExtension, require_extensions
+from zeromemory.supervisor import ChildSpec, Supervisor
 
 ADMIN_USERNAME = "admin"
 
@@ -41,13 +41,23 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         call_command("migrate", interactive=False, verbosity=0)
         self._first_admin()
-        children = self._start(host, port, no_worker)
+        if settings.METRICS:
+            # Counts of an earlier run's processes would be added to this run's.
+            for stale in settings.METRICS_DIR.glob("*.db"):
+                stale.unlink(missing_ok=True)
+        supervisor = Supervisor(self._children(host, port, no_worker), cwd=settings.BASE_DIR)
+        connection.close()  # the children open their own; this process only waits
         url = f"http://{host}:{port}/"
         self.stdout.write(self.style.SUCCESS(f"zero-memory is running at {url}"))
-        self.stdout.write(f"  API docs: {url}api/docs/   health: {url}healthz   Ctrl-C stops it.")
-        code = self._supervise(children)
-        if embedded_db.stop_if_started_here():
-            self.stdout.write("Stopped the embedded database.")
+        self.stdout.write(
+            f"  API docs: {url}api/docs/   health: {url}healthz   ready: {url}readyz"
+            "   Ctrl-C stops it."
+        )
+        try:
+            code = supervisor.run()
+        finally:
+            if embedded_db.stop_if_started_here():
+                self.stdout.write("Stopped the embedded database.")
         sys.exit(code)
 
     def _first_admin(self) -> None:
@@ -60,7 +70,7 @@ class Command(BaseCommand):
         self.stdout.write(self.style.WARNING("Created the first admin account (shown only once):"))
         self.stdout.write(f"  username: {ADMIN_USERNAME}\n  password: {password}")
 
-    def _start(self, host: str, port: int, no_worker: bool) -> list[subprocess.Popen]:
+    def _children(self, host: str, port: int, no_worker: bool) -> list[ChildSpec]:
         web = [
             sys.executable,
             "-m",
@@ -72,37 +82,8 @@ class Command(BaseCommand):
             str(port),
             "--no-access-log",
         ]
-        children = [subprocess.Popen(web, cwd=settings.BASE_DIR)]
+        children = [ChildSpec(name="web", argv=web)]
         if not no_worker:
             worker = [sys.executable, str(settings.BASE_DIR / "manage.py"), "qcluster"]
-            children.append(subprocess.Popen(worker, cwd=settings.BASE_DIR))
+            children.append(ChildSpec(name="worker", argv=worker))
         return children
-
-    def _supervise(self, children: list[subprocess.Popen]) -> int:
-        stopping = False
-
-        def request_stop(signum, frame) -> None:
-            nonlocal stopping
-            stopping = True
-
-        signal.signal(signal.SIGINT, request_stop)
-        signal.signal(signal.SIGTERM, request_stop)
-        code = 0
-        while not stopping:
-            exited = [child for child in children if child.poll() is not None]
-            if exited:
-                code = exited[0].returncode or 1
-                self.stderr.write(f"{exited[0].args[2:4]} exited with {exited[0].returncode}.")
-                break
-            time.sleep(0.3)
-        for child in children:
-            if child.poll() is None:
-                child.send_signal(signal.SIGTERM)
-        deadline = time.monotonic() + 15
-        for child in children:
-            try:
-                child.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                child.kill()
-                child.wait()
-        return code

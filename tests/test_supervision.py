@@ -1,0 +1,106 @@
+"""`make run` heals itself: a web, worker or task-worker process killed with SIGKILL is restarted
+while the rest keeps serving, and no process of the service outlives it."""
+
+from __future__ import annotations
+
+import signal
+
+import psutil
+import pytest
+from django.conf import settings
+
+from tests.served import Served, wait_for
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not settings.EMBEDDED_DATABASE, reason="serve's own embedded database (no DATABASE_URL)"
+    ),
+]
+
+
+@pytest.fixture
+def served(tmp_path):
+    served = Served(tmp_path, ZM_Q_WORKERS="2")
+    try:
+        served.wait_ready()
+        yield served
+    finally:
+        served.cleanup()
+
+
+def gone(processes: list[psutil.Process]) -> bool:
+    for proc in processes:
+        try:
+            if proc.status() != psutil.STATUS_ZOMBIE:
+                return False
+        except psutil.NoSuchProcess:
+            continue
+    return True
+
+
+def test_killed_children_are_restarted_and_nothing_outlives_the_service(served):
+    web, worker = served.child("uvicorn"), served.child("qcluster")
+
+    # The web server: restarted, the worker untouched.
+    web.kill()
+    wait_for(
+        lambda: served.restarted("uvicorn", web) and served.answers(),
+        timeout=90,
+        what="a new web process to answer",
+    )
+    assert served.child("qcluster").pid == worker.pid
+    assert f"web (pid {web.pid}) exited with SIGKILL" in served.log()
+
+    # A task worker of the cluster (a grandchild of the qcluster child): django-q2 replaces it.
+    sentinel = wait_for(lambda: worker.children(), timeout=30, what="the sentinel")[0]
+    pool = wait_for(
+        lambda: len(sentinel.children()) >= 4 and sentinel.children(),
+        timeout=30,
+        what="the cluster's pusher, monitor and workers",
+    )
+    victim = pool[-1]
+    victim.kill()
+    wait_for(
+        lambda: (
+            victim.pid not in {p.pid for p in sentinel.children()}
+            and len(sentinel.children()) == len(pool)
+        ),
+        timeout=30,
+        what="the sentinel to replace the killed worker",
+    )
+    assert served.child("qcluster").pid == worker.pid
+    wait_for(served.answers, timeout=30, what="the service to answer")
+
+    # The whole cluster's parent: its sentinel and workers must not live on as orphans.
+    cluster = worker.children(recursive=True)
+    assert cluster
+    worker.kill()
+    wait_for(lambda: gone(cluster), timeout=30, what="the dead cluster's processes to go")
+    new_worker = wait_for(
+        lambda: served.restarted("qcluster", worker),
+        timeout=60,
+        what="a new qcluster",
+    )
+    wait_for(lambda: new_worker.children(recursive=True), timeout=60, what="the new cluster")
+    wait_for(served.answers, timeout=30, what="the service to answer")
+    assert served.orphans() == []
+    assert f"worker (pid {worker.pid}) exited with SIGKILL" in served.log()
+
+    # Stopping the service stops everything it ever started, and its database.
+    tree = psutil.Process(served.process.pid).children(recursive=True)
+    assert served.stop(signal.SIGTERM) == 0, served.log()
+    assert gone(tree)
+    assert served.processes() == []
+    assert not (served.data_dir / "pgdata" / "postmaster.pid").exists()
+    assert "Stopped the embedded database." in served.log()
+
+
+def test_ctrl_c_while_a_child_is_down_stops_everything(served):
+    web = served.child("uvicorn")
+    tree = psutil.Process(served.process.pid).children(recursive=True)
+    web.kill()
+    assert served.stop(signal.SIGINT) == 0, served.log()
+    assert gone(tree)
+    assert served.processes() == []
+    assert not (served.data_dir / "pgdata" / "postmaster.pid").exists()

@@ -1,0 +1,130 @@
+"""Database outages: one answer on every surface, one log line when one starts and one when it ends.
+
+While the database cannot be reached, every surface answers 503 with the stable code
+`unavailable` and a Retry-After header (MCP tools: a tool error with that code), never 500 with a
+traceback per request. The first failure of an outage logs one line; the first connection that
+succeeds afterwards logs that it is over. Nothing needs restarting: each request opens its
+connection again (Django drops a broken one at the end of the request).
+
+A failure is an outage when the database error came with a lost connection (refused, reset,
+server shut down). A statement error on a working connection (a deadlock, a timeout) is not.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+import time
+
+from django.db import DEFAULT_DB_ALIAS, InterfaceError, OperationalError, connections
+from django.db.backends.signals import connection_created
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.template.loader import render_to_string
+from django.utils.translation import gettext as _
+
+from zeromemory.core.errors import DomainError, error_body
+
+logger = logging.getLogger("zeromemory.outage")
+
+RETRY_AFTER_SECONDS = 5
+
+_lock = threading.Lock()
+_down_since: float | None = None
+
+
+class Unavailable(DomainError):
+    code = "unavailable"
+    status = 503
+
+
+def _connection_lost(alias: str) -> bool:
+    raw = connections[alias].connection
+    return raw is None or bool(getattr(raw, "closed", False)) or bool(getattr(raw, "broken", False))
+
+
+def _is_outage(exc: BaseException, alias: str) -> bool:
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, OperationalError | InterfaceError):
+            return _connection_lost(alias)
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def unavailable(exc: BaseException, *, alias: str = DEFAULT_DB_ALIAS) -> Unavailable | None:
+    """The `Unavailable` error for a database outage (and note the outage), else None.
+
+    Call it in the thread that ran the query: it looks at that thread's connection."""
+    if isinstance(exc, Unavailable):
+        return exc
+    if not _is_outage(exc, alias):
+        return None
+    _outage_started(exc)
+    return Unavailable(
+        _("The database is unavailable; try again in a few seconds."),
+        details={"retry_after": RETRY_AFTER_SECONDS},
+    )
+
+
+def _outage_started(exc: BaseException) -> None:
+    global _down_since
+    with _lock:
+        if _down_since is not None:
+            return
+        _down_since = time.monotonic()
+    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    logger.error("database unavailable, answering 503 until it is back: %s", reason[:300])
+
+
+def _connection_created(sender, connection, **kwargs) -> None:
+    global _down_since
+    if _down_since is None:
+        return
+    with _lock:
+        since, _down_since = _down_since, None
+    if since is not None:
+        logger.warning("database available again after %.0f s", time.monotonic() - since)
+
+
+connection_created.connect(_connection_created, dispatch_uid="zeromemory.outage")
+
+
+def retry_headers() -> dict[str, str]:
+    return {"Retry-After": str(RETRY_AFTER_SECONDS)}
+
+
+def response_for(request: HttpRequest, error: Unavailable) -> HttpResponse:
+    """The 503 answer: the error envelope under /api/ and /mcp, a plain page elsewhere."""
+
+    if request.path.startswith(("/api/", "/mcp")):
+        body = error_body(error.code, error.message, error.details)
+        response: HttpResponse = JsonResponse(body, status=error.status)
+    else:
+        html = render_to_string("503.html", {"retry_after": RETRY_AFTER_SECONDS}, request=None)
+        response = HttpResponse(html, status=error.status)
+    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    response["Cache-Control"] = "no-store"
+    response._has_been_logged = True  # the outage's one line says it; not one per request
+    return response
+
+
+class DatabaseOutageMiddleware:
+    """A view that failed because the database is gone answers 503 instead of 500."""
+
+    def __init__(self, get_response) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        error = unavailable(exception)
+        return response_for(request, error) if error is not None else None
+
+
+def response_for_current_exception(request: HttpRequest) -> HttpResponse | None:
+    """For handler500: the 503 answer when the exception being handled is an outage."""
+    exc = sys.exc_info()[1]
+    error = unavailable(exc) if exc is not None else None
+    return response_for(request, error) if error is not None else None

@@ -1,0 +1,170 @@
+"""A small process supervisor for `manage.py serve`: web and worker processes, restarted when
+they die, all stopped together.
+
+Each child runs in a session (and process group) of its own, so the group holds everything the
+child starts: uvicorn's workers, django-q2's sentinel, pusher, monitor and task workers. When a
+child exits, whatever it left behind in its group is killed before it is started again, so a
+dead qcluster never leaves orphans running against the database. A terminal's Ctrl-C reaches
+only the supervisor (children are in other groups); it then sends SIGTERM to every child, waits
+for their groups to empty, and kills what is left. A child that keeps dying is restarted after
+a growing delay.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+logger = logging.getLogger("zeromemory.supervisor")
+
+FIRST_BACKOFF_SECONDS = 0.5
+MAX_BACKOFF_SECONDS = 30.0
+# A child that ran this long before it died is restarted at once: it was not crash-looping.
+STABLE_SECONDS = 30.0
+STOP_TIMEOUT_SECONDS = 15.0
+POLL_SECONDS = 0.2
+
+
+@dataclass(frozen=True)
+class ChildSpec:
+    name: str
+    argv: Sequence[str]
+
+
+@dataclass
+class Child:
+    spec: ChildSpec
+    process: subprocess.Popen | None = None
+    started_at: float = 0.0
+    restart_at: float = 0.0
+    failures: int = 0
+    restarts: int = 0
+    pids_seen: set[int] = field(default_factory=set)
+
+    @property
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+
+def kill_group(pgid: int, sig: int) -> bool:
+    """Signal every process in a group; False when the group is gone."""
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # a process of the group changed user: nothing of ours is left
+        return False
+    return True
+
+
+def group_exists(pgid: int) -> bool:
+    return kill_group(pgid, 0)
+
+
+class Supervisor:
+    """Start `specs`, restart any that exits, stop all on SIGINT or SIGTERM; `run()` blocks."""
+
+    def __init__(
+        self, specs: Sequence[ChildSpec], *, cwd: Path, env: dict[str, str] | None = None
+    ) -> None:
+        self.children = [Child(spec=spec) for spec in specs]
+        self.cwd = cwd
+        self.env = env
+        self.stopping = False
+
+    def request_stop(self, signum: int, frame: object) -> None:
+        self.stopping = True
+
+    def run(self) -> int:
+        previous = {
+            sig: signal.signal(sig, self.request_stop) for sig in (signal.SIGINT, signal.SIGTERM)
+        }
+        try:
+            for child in self.children:
+                self._start(child)
+            while not self.stopping:
+                now = time.monotonic()
+                for child in self.children:
+                    if child.process is not None and child.process.poll() is not None:
+                        self._exited(child, now)
+                    elif child.process is None and now >= child.restart_at:
+                        self._start(child)
+                time.sleep(POLL_SECONDS)
+        finally:
+            self.stop_all()
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+        return 0
+
+    def _start(self, child: Child) -> None:
+        child.process = subprocess.Popen(
+            list(child.spec.argv), cwd=self.cwd, env=self.env, start_new_session=True
+        )
+        child.started_at = time.monotonic()
+        child.pids_seen.add(child.process.pid)
+        if child.restarts:
+            logger.warning("restarted %s (pid %s)", child.spec.name, child.process.pid)
+
+    def _exited(self, child: Child, now: float) -> None:
+        process = child.process
+        assert process is not None
+        # What the child started lives on in its group (a qcluster's sentinel and workers).
+        kill_group(process.pid, signal.SIGKILL)
+        ran = now - child.started_at
+        child.failures = 0 if ran >= STABLE_SECONDS else child.failures + 1
+        delay = (
+            0.0
+            if child.failures == 0
+            else min(MAX_BACKOFF_SECONDS, FIRST_BACKOFF_SECONDS * 2 ** (child.failures - 1))
+        )
+        logger.error(
+            "%s (pid %s) exited with %s after %.0f s; restarting in %.1f s",
+            child.spec.name,
+            process.pid,
+            _describe(process.returncode),
+            ran,
+            delay,
+        )
+        child.process = None
+        child.restart_at = now + delay
+        child.restarts += 1
+
+    def stop_all(self) -> None:
+        """SIGTERM every child, wait for its group to empty, then SIGKILL whatever remains.
+
+        Only the leader gets SIGTERM: it stops its own processes in order (django-q2's sentinel
+        and workers die at once on a SIGTERM of their own, mid-task)."""
+        groups = [c.process.pid for c in self.children if c.process is not None]
+        for child in self.children:
+            if child.alive:
+                child.process.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + STOP_TIMEOUT_SECONDS
+        for child in self.children:
+            if child.process is None:
+                continue
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                child.process.wait(timeout=max(0.1, deadline - time.monotonic()))
+        # The leaders are gone or late; their groups may still hold workers finishing up.
+        while time.monotonic() < deadline and any(group_exists(pgid) for pgid in groups):
+            time.sleep(POLL_SECONDS)
+        for pgid in groups:
+            if kill_group(pgid, signal.SIGKILL):
+                logger.warning("killed what was left of process group %s", pgid)
+        for child in self.children:
+            if child.process is not None:
+                child.process.wait()
+                child.process = None
+
+
+def _describe(returncode: int | None) -> str:
+    if returncode is not None and returncode < 0:
+        with contextlib.suppress(ValueError):
+            return signal.Signals(-returncode).name
+    return f"code {returncode}"
