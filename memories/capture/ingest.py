@@ -31,8 +31,8 @@ HASH_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,128}")
 
 @dataclass(frozen=True)
 class IngestInput:
-    content: str | None
     source_kind: str
+    content: str | None = None
     client: str = ""
     conversation_id: str = ""
     source_path: str = ""

@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections import Counter
-from datetime import datetime, time, timedelta
+from datetime import UTC, datetime, time, timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -52,7 +52,7 @@ def new_claim(chunk: Chunk) -> str:
 def _claim(chunk_id: int, claim: str) -> Chunk | None:
     with transaction.atomic():
         chunk = (
-            Chunk.objects.select_for_update(skip_locked=True)
+            Chunk.objects.select_for_update(skip_locked=True, of=("self",))
             .select_related("user", "scope", "created_by_token")
             .filter(pk=chunk_id, status__in=[ChunkStatus.PENDING, ChunkStatus.DEFERRED])
             .first()
@@ -66,13 +66,13 @@ def _claim(chunk_id: int, claim: str) -> Chunk | None:
 
 def _tomorrow() -> datetime:
     midnight = datetime.combine(timezone.now().date() + timedelta(days=1), time.min)
-    return timezone.make_aware(midnight, timezone.UTC)
+    return timezone.make_aware(midnight, UTC)
 
 
 def _spent_today(chunk: Chunk) -> int:
     today = datetime.combine(timezone.now().date(), time.min)
     spent = Chunk.objects.filter(
-        user_id=chunk.user_id, extracted_at__gte=timezone.make_aware(today, timezone.UTC)
+        user_id=chunk.user_id, extracted_at__gte=timezone.make_aware(today, UTC)
     ).aggregate(total=Sum("tokens_used"))["total"]
     return spent or 0
 

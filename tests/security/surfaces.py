@@ -158,6 +158,20 @@ API_ROWS = [
     _api("api-briefing", "get", "briefing?scopes={team}", TEAM_READ),
     _api("api-briefing", "get", "briefing", ACCOUNT_READ, note="all readable scopes"),
     _api("api-activity", "get", "activity", ACCOUNT_READ),
+    _api(
+        "api-ingest",
+        "post",
+        "ingest",
+        TEAM_WRITE,
+        {"content": "user: the vault moved again.", "source_kind": "transcript", "scope": "{team}"},
+    ),
+    _api(
+        "api-chunk",
+        "get",
+        "ingest/{chunk}",
+        expect(outsider=404, reader=404, restricted=404, removed=404),
+        note="a chunk is its user's own, in a scope they can still read",
+    ),
 ]
 
 # The batch answers 200 with one status per item; these are the item's statuses.
@@ -281,4 +295,9 @@ TOOL_ROWS = [
     _tool("forget", TOOL_WRITE, {"memory_id": "{memory}", "reason": "Outdated."}),
     _tool("restore", TOOL_WRITE, {"memory_id": "{forgotten}"}),
     _tool("list_scopes", TOOL_ACCOUNT, {}),
+    _tool(
+        "ingest",
+        TOOL_WRITE,
+        {"content": "user: the vault moved again.", "source_kind": "transcript", "scope": "{team}"},
+    ),
 ]

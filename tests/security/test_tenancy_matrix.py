@@ -90,7 +90,12 @@ def test_every_mcp_tool_has_a_row():
 @pytest.mark.parametrize("row", API_ROWS + DASHBOARD_ROWS, ids=lambda row: row.id)
 def test_each_row_names_its_route(row: Row):
     path = row.path.split("?")[0].format(
-        team="scp_x", memory="mem_x", forgotten="mem_y", token="tok_x", member="member"
+        team="scp_x",
+        memory="mem_x",
+        forgotten="mem_y",
+        token="tok_x",
+        member="member",
+        chunk="chk_x",
     )
     match = resolve(path)
     assert (f"{match.namespace}:" if match.namespace else "") + match.url_name == row.route
