@@ -7,8 +7,9 @@ from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
 from rest_framework.views import APIView
 
+from memories.capture.importer import SOURCE_TOOLS, memory_import
 from memories.capture.ingest import IngestInput, chunk_for_read, chunk_ingest
-from memories.capture.schemas import ChunkOut, IngestOut
+from memories.capture.schemas import ChunkOut, ImportedOut, ImportOut, IngestOut
 from memories.models import ChunkSource
 from zeromemory.core.actor import actor_for_request
 from zeromemory.core.rendering import render
@@ -56,3 +57,25 @@ class ChunkDetailView(APIView):
     def get(self, request, chunk_id: str):
         chunk = chunk_for_read(actor=actor_for_request(request), public_id=chunk_id)
         return render(ChunkOut.of(chunk))
+
+
+@extend_schema_serializer(component_name="ImportRequest")
+class ImportIn(StrictSerializer):
+    source_tool = serializers.ChoiceField(choices=SOURCE_TOOLS)
+    source_path = StrictCharField(max_length=1000)
+    content = StrictCharField(trim_whitespace=False, max_length=settings.MAX_CHUNK_CHARS)
+    scope = StrictCharField(required=False, allow_null=True, max_length=40)
+
+
+class ImportView(APIView):
+    @extend_schema(
+        request=ImportIn,
+        responses=ImportOut,
+        summary="Import CLAUDE.md, AGENTS.md, a Cursor rule or a Claude Code memory file",
+    )
+    def post(self, request):
+        actor = actor_for_request(request)
+        body = ImportIn(data=request.data)
+        body.is_valid(raise_exception=True)
+        pieces = memory_import(actor=actor, **body.validated_data)
+        return render(ImportOut(results=[ImportedOut(**vars(piece)) for piece in pieces]))

@@ -22,4 +22,5 @@ urlpatterns = [
     path("activity", read.ActivityListView.as_view(), name="api-activity"),
     path("ingest", ingest.IngestView.as_view(), name="api-ingest"),
     path("ingest/<id:chunk_id>", ingest.ChunkDetailView.as_view(), name="api-chunk"),
+    path("import", ingest.ImportView.as_view(), name="api-import"),
 ]

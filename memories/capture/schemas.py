@@ -75,3 +75,14 @@ class ChunkOut(BaseModel):
             created_at=chunk.created_at,
             extracted_at=chunk.extracted_at,
         )
+
+
+class ImportedOut(BaseModel):
+    title: str
+    kind: str
+    outcome: str  # created, deduplicated, already_imported, or the error code of a refusal
+    memory: str | None
+
+
+class ImportOut(BaseModel):
+    results: list[ImportedOut]

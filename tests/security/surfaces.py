@@ -172,10 +172,27 @@ API_ROWS = [
         expect(outsider=404, reader=404, restricted=404, removed=404),
         note="a chunk is its user's own, in a scope they can still read",
     ),
+    _api(
+        "api-import",
+        "post",
+        "import",
+        expect(read_only=403),
+        {
+            "source_tool": "claude-md",
+            "source_path": "CLAUDE.md",
+            "content": "## Vault\n\nThe vault moved to the third floor.",
+            "scope": "{team}",
+        },
+        note="each piece answers on its own: checked in the piece",
+    ),
 ]
 
 # The batch answers 200 with one status per item; these are the item's statuses.
 BATCH_ITEM = expect(outsider=404, reader=403, read_only=403, restricted=404, removed=404)
+# An import answers 200 with one outcome per piece; these are the first piece's.
+IMPORT_ITEM = expect(
+    outsider="not_found", reader="forbidden", restricted="not_found", removed="not_found"
+)
 
 
 def _page(route, method, path, preset, body=None, note=""):

@@ -21,6 +21,7 @@ from tests.security.surfaces import (
     BLIND,
     DASHBOARD_ROWS,
     EXEMPT,
+    IMPORT_ITEM,
     LOGIN,
     OK,
     TOOL_ROWS,
@@ -141,6 +142,10 @@ def test_rest(world, row: Row, actor: str):
             item = response.json()["results"][0]
             item_wanted = BATCH_ITEM[actor]
             assert (item["status"] < 300) if item_wanted == OK else item["status"] == item_wanted
+        if row.route == "api-import":
+            outcome = response.json()["results"][0]["outcome"]
+            wanted_outcome = IMPORT_ITEM[actor]
+            assert outcome == "created" if wanted_outcome == OK else outcome == wanted_outcome
     else:
         assert response.status_code == wanted, response.content
         assert response.json()["error"]["code"]
