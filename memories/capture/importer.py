@@ -57,7 +57,7 @@ def _only_imports(body: str) -> bool:
 def _sections(text: str) -> list[Piece]:
     matches = list(_SECTION.finditer(text))
     pieces = []
-    ends = [following.start() for following in matches[1:]] + [len(text)]
+    ends = [following.start() for following in matches[1:]] + [len(text)] if matches else []
     for match, end in zip(matches, ends, strict=True):
         body = text[match.end() : end].strip()
         if not body or _only_imports(body):
