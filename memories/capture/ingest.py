@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import time
 from dataclasses import dataclass
 from functools import partial
 
@@ -16,10 +17,11 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
+from memories.activity import elapsed_ms, log_activity, log_failure
 from memories.capture.service import new_claim
 from memories.capture.tasks import enqueue_extraction
 from memories.guard import redact_secrets
-from memories.models import Chunk, ChunkSource, ChunkStatus
+from memories.models import ActivityOperation, Chunk, ChunkSource, ChunkStatus
 from memories.services.remember_input import personal_scope
 from scopes import access
 from scopes.models import Scope
@@ -86,7 +88,33 @@ def _check(request: IngestInput) -> None:
 
 
 def chunk_ingest(*, actor: Actor, request: IngestInput) -> Ingested:
-    """Store the chunk (202) or answer the one already in the caller's ledger (200)."""
+    """Store the chunk (202) or answer the one already in the caller's ledger (200); one
+    activity row either way."""
+    started = time.perf_counter()
+    try:
+        ingested = _ingest(actor, request)
+    except Exception as exc:
+        log_failure(
+            actor=actor,
+            operation=ActivityOperation.INGEST,
+            error=exc,
+            started=started,
+            scopes=[request.scope] if isinstance(request.scope, str) else [],
+        )
+        raise
+    chunk = ingested.chunk
+    log_activity(
+        actor=actor,
+        operation=ActivityOperation.INGEST,
+        scopes=[chunk.scope.public_id] if chunk is not None else [],
+        options={"source_kind": request.source_kind, "probe": request.probe},
+        results=[{"id": chunk.public_id, "duplicate": ingested.duplicate}] if chunk else [],
+        latency_ms=elapsed_ms(started),
+    )
+    return ingested
+
+
+def _ingest(actor: Actor, request: IngestInput) -> Ingested:
     access.require_write_access(actor)
     _check(request)
     digest = _hash_of(request)

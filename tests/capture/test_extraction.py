@@ -258,3 +258,33 @@ def test_chunk_text_is_purged_after_the_retention(fake_anthropic, settings, extr
     assert service.purge_chunk_contents(now=later) == 1
     chunk.refresh_from_db()
     assert chunk.content == "" and chunk.chunk_hash and chunk.memory_ids
+
+
+def test_the_admin_lists_chunks_and_retries_failed_ones(
+    tenancy, fake_anthropic, extract, client, django_capture_on_commit_callbacks
+):
+    fake_anthropic.script(status(403), memories_answer([DECISION]))
+    chunk = extract()
+    chunk.refresh_from_db()
+    assert chunk.status == ChunkStatus.FAILED
+    staff = type(tenancy.owner).objects.create_user(
+        "staff", password="x", is_staff=True, is_superuser=True
+    )
+    client.force_login(staff)
+    page = client.get("/admin/memories/chunk/?status=failed")
+    assert page.status_code == 200 and chunk.public_id in page.content.decode()
+    with django_capture_on_commit_callbacks(execute=True):
+        answer = client.post(
+            "/admin/memories/chunk/",
+            {"action": "retry_extraction", "_selected_action": [chunk.pk]},
+        )
+    assert answer.status_code == 302
+    chunk.refresh_from_db()
+    assert chunk.status == ChunkStatus.EXTRACTED and chunk.kept == 1
+
+
+def test_ingest_writes_an_activity_row(tenancy, writer, settings):
+    settings.ANTHROPIC_API_KEY = ""
+    chunk = ingest(writer, "user: we keep the changelog in CHANGELOG.md.").json()["chunk"]
+    rows = writer.get("/api/v1/activity?operation=ingest").json()["results"]
+    assert [row["results"] for row in rows] == [[{"id": chunk["id"], "duplicate": False}]]
