@@ -27,6 +27,7 @@ from scopes import access
 from scopes.models import Scope
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import DomainError, NotFound, ValidationFailed
+from zeromemory.core.paging import Page, cursor_page
 
 HASH_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,128}")
 
@@ -158,3 +159,11 @@ def chunk_for_read(*, actor: Actor, public_id: str) -> Chunk:
     if chunk is None:
         raise NotFound(_("No chunk with id %(id)s.") % {"id": public_id})
     return chunk
+
+
+def chunk_list(*, actor: Actor, page: Page) -> tuple[list[Chunk], str | None]:
+    """The caller's chunks in scopes it can read, newest first."""
+    chunks = Chunk.objects.select_related("scope").filter(
+        user=actor.user, scope__in=access.readable_scopes(actor)
+    )
+    return cursor_page(chunks, page)

@@ -288,3 +288,19 @@ def test_ingest_writes_an_activity_row(tenancy, writer, settings):
     chunk = ingest(writer, "user: we keep the changelog in CHANGELOG.md.").json()["chunk"]
     rows = writer.get("/api/v1/activity?operation=ingest").json()["results"]
     assert [row["results"] for row in rows] == [[{"id": chunk["id"], "duplicate": False}]]
+
+
+def test_the_ingest_page_shows_chunks_and_their_memories_in_the_users_language(
+    tenancy, fake_anthropic, extract, client
+):
+    fake_anthropic.script(memories_answer([DECISION]))
+    chunk = extract()
+    chunk.refresh_from_db()
+    client.force_login(tenancy.writer)
+    page = client.get("/ingest/", HTTP_ACCEPT_LANGUAGE="de").content.decode()
+    assert chunk.public_id in page and chunk.memory_ids[0] in page
+    assert "Extrahiert" in page and "Transkript" in page
+    memory_page = client.get(f"/memories/{chunk.memory_ids[0]}/").content.decode()
+    assert f"#{chunk.public_id}" in memory_page
+    detail = client.get(f"/api/v1/memories/{chunk.memory_ids[0]}")
+    assert detail.json()["provenance"][0]["chunk"] == chunk.public_id

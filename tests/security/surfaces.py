@@ -271,6 +271,14 @@ DASHBOARD_ROWS = [
     _page("member_role", "post", PAGE_MEMBER + "/role/", PAGE_TEAM_WRITE, {"role": "10"}),
     _page("member_remove", "post", PAGE_MEMBER + "/remove/", PAGE_TEAM_WRITE),
     _page("activity", "get", "/activity/", PAGE_ACCOUNT),
+    _page("ingest", "get", "/ingest/", PAGE_ACCOUNT),
+    _page(
+        "ingest_retry",
+        "post",
+        "/ingest/{chunk}/retry/",
+        expect(outsider=404, reader=404, removed=404, **_NO_TOKENS),
+        note="a chunk is its user's own",
+    ),
     _page("tokens", "get", "/tokens/", PAGE_ACCOUNT),
     _page("tokens", "post", "/tokens/", PAGE_ACCOUNT, {"name": "ci"}),
     _page(
