@@ -202,9 +202,16 @@ def activity_list(
     return found, next_cursor
 
 
+def _memory_id(item: object) -> str | None:
+    """The memory a result entry names (entries may name other things, such as chunks)."""
+    if isinstance(item, dict) and isinstance(item.get("id"), str) and item["id"].startswith("mem_"):
+        return item["id"]
+    return None
+
+
 def _keep_readable_results(rows: list[ActivityLog], readable: list[str]) -> None:
     """Drop result entries naming memories outside the readable scopes (in memory, not stored)."""
-    named = {item.get("id") for row in rows for item in row.results if isinstance(item, dict)}
+    named = {_memory_id(item) for row in rows for item in row.results}
     named.discard(None)
     if not named:
         return
@@ -215,9 +222,7 @@ def _keep_readable_results(rows: list[ActivityLog], readable: list[str]) -> None
     )
     for row in rows:
         row.results = [
-            item
-            for item in row.results
-            if not isinstance(item, dict) or item.get("id") is None or item["id"] in visible
+            item for item in row.results if _memory_id(item) is None or item["id"] in visible
         ]
 
 

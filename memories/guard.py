@@ -72,3 +72,20 @@ def refuse_secrets(fields: dict[str, str | None]) -> None:
                 )
                 % {"what": found},
             )
+
+
+def redact_secrets(text: str) -> tuple[str, list[str]]:
+    """The text with every secret replaced by a marker naming its kind, and the kinds found.
+
+    For captured text (a transcript, a document), which is kept rather than refused: the marker
+    says what was there, never the secret itself.
+    """
+    found: list[str] = []
+    for name, pattern in _PATTERNS:
+
+        def mark(match: re.Match[str], name: str = name) -> str:
+            found.append(name)
+            return f"[redacted: {name}]"
+
+        text = pattern.sub(mark, text)
+    return text, sorted(set(found))

@@ -116,6 +116,7 @@ class ProvenanceOut(BaseModel):
     conversation_id: str
     source_path: str
     chunk_hash: str
+    chunk: str | None  # the captured chunk an extraction took the memory from
     verbatim: str
     written_text: str
     created_by: str | None
@@ -163,6 +164,7 @@ class MemoryDetailOut(MemoryOut):
                     conversation_id=row.conversation_id,
                     source_path=row.source_path,
                     chunk_hash=row.chunk_hash,
+                    chunk=_public_id(row.chunk) if row.chunk_id else None,
                     verbatim=row.verbatim,
                     written_text=row.written_text,
                     created_by=_username(row.created_by),

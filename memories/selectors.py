@@ -36,7 +36,11 @@ def memory_detail(*, actor: Actor, public_id: str) -> Memory:
         readable_memories(actor)
         .select_related("created_by", "forgotten_by", "restored_by", "superseded_by")
         .prefetch_related(
-            "provenance__created_by", "versions__edited_by", "versions__kind", "supersedes"
+            "provenance__created_by",
+            "provenance__chunk",
+            "versions__edited_by",
+            "versions__kind",
+            "supersedes",
         )
         .filter(public_id=public_id)
         .first()

@@ -64,6 +64,15 @@ def kinds_seeded(django_db_blocker):
 
 
 @pytest.fixture
+def sync_tasks(monkeypatch):
+    """Queued django-q2 tasks run inline, in the calling thread (django-q2 reads its Conf at
+    import time, hence the monkeypatch rather than a settings override)."""
+    from django_q.conf import Conf
+
+    monkeypatch.setattr(Conf, "SYNC", True)
+
+
+@pytest.fixture
 def api(tenancy):
     """api(user, **token_options) -> an APIClient authenticated with a fresh token."""
     return tenancy.client

@@ -33,6 +33,7 @@ ALLOWED = (
     "memories/recall/",
     "memories/activity.py",  # the activity log's own selector and writes
     "memories/canonical/service.py",  # the background pass, by memory id
+    "memories/capture/",  # ingest's ledger and extraction, as the chunk's user
     "memories/management/commands/",  # operators' commands over every memory
 )
 MAX_LINES = 300

@@ -296,6 +296,16 @@ if METRICS:
     METRICS_DIR.mkdir(parents=True, exist_ok=True)
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(METRICS_DIR)
 
+# Capture: chunks of transcripts, documents and history, extracted into memories in the background.
+MAX_CHUNK_CHARS = env_int("ZM_MAX_CHUNK_CHARS", 200_000, minimum=1000)
+EXTRACTOR_MODEL = env_str("ZM_EXTRACTOR_MODEL", "claude-haiku-4-5")
+EXTRACTOR_TIMEOUT_SECONDS = env_int("ZM_EXTRACTOR_TIMEOUT", 120, minimum=1)
+EXTRACTION_MAX_ATTEMPTS = env_int("ZM_EXTRACTION_MAX_ATTEMPTS", 6, minimum=1)
+# Tokens (input + output) one user's chunks may spend per UTC day; 0 means no limit.
+EXTRACTION_DAILY_TOKENS = env_int("ZM_EXTRACTION_DAILY_TOKENS", 2_000_000)
+# Days a chunk's text is kept after extraction; then only its hash and results stay.
+CHUNK_RETENTION_DAYS = env_int("ZM_CHUNK_RETENTION_DAYS", 30, minimum=1)
+
 # Web server for `manage.py serve`.
 SERVE_HOST = env_str("ZM_HOST", "127.0.0.1")
 SERVE_PORT = env_int("ZM_PORT", 8000, minimum=1)

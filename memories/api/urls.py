@@ -3,7 +3,7 @@
 from django.urls import path
 
 import zeromemory.core.converters  # noqa: F401 - registers the id and username converters
-from memories.api import memories, read
+from memories.api import ingest, memories, read
 
 urlpatterns = [
     path("memories", memories.MemoryListView.as_view(), name="api-memories"),
@@ -20,4 +20,7 @@ urlpatterns = [
     path("context", read.ContextView.as_view(), name="api-context"),
     path("briefing", read.BriefingView.as_view(), name="api-briefing"),
     path("activity", read.ActivityListView.as_view(), name="api-activity"),
+    path("ingest", ingest.IngestView.as_view(), name="api-ingest"),
+    path("ingest/<id:chunk_id>", ingest.ChunkDetailView.as_view(), name="api-chunk"),
+    path("import", ingest.ImportView.as_view(), name="api-import"),
 ]

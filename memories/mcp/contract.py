@@ -116,6 +116,20 @@ to. Each has an id (pass it as scope or scopes to the other tools), a name, a ki
 (reader, writer or admin) and writable: whether this connection may write there (a \
 read-only token writes nowhere)."""
 
+INGEST = """\
+Hand the server a transcript chunk, a document or a stretch of history to extract memories from \
+later, in the background; the call returns at once. Use it for material, not for one fact (use \
+remember for that). Secrets in it are redacted before it is stored.
+
+- content: the text (at most 200,000 characters by default).
+- source_kind: transcript, document or history.
+- client, conversation_id, source_path: where it came from.
+- chunk_hash: its sha256, to ask (with probe: true) whether the server already has it.
+- scope: a scope id from list_scopes; omit for your personal scope.
+
+Returns the chunk's id and status (pending, waiting_for_key, extracted, skipped, failed) and \
+duplicate: true when you sent the same chunk before (nothing is extracted twice)."""
+
 DESCRIPTIONS = {
     "remember": REMEMBER,
     "recall": RECALL,
@@ -124,4 +138,5 @@ DESCRIPTIONS = {
     "forget": FORGET,
     "restore": RESTORE,
     "list_scopes": LIST_SCOPES,
+    "ingest": INGEST,
 }

@@ -11,11 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated, Any
 
+from django.conf import settings
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from memories import selectors
+from memories.capture.ingest import IngestInput, chunk_ingest
+from memories.capture.schemas import IngestOut
 from memories.mcp import contract
 from memories.mcp.server import ZeroMemoryServer, run_tool
 from memories.models import Memory, SourceKind, TranslationStatus
@@ -185,6 +188,35 @@ async def restore(ctx: Context, memory_id: MemoryId) -> Annotated[CallToolResult
     return await run_tool(ctx, work)
 
 
+async def ingest(
+    ctx: Context,
+    content: Annotated[str | None, Field(max_length=settings.MAX_CHUNK_CHARS)] = None,
+    source_kind: Annotated[str, Field(max_length=16)] = "transcript",
+    client: Annotated[str | None, Field(max_length=120)] = None,
+    conversation_id: Annotated[str | None, Field(max_length=200)] = None,
+    source_path: Annotated[str | None, Field(max_length=1000)] = None,
+    chunk_hash: Annotated[str | None, Field(max_length=128)] = None,
+    scope: Annotated[str | None, Field(max_length=40)] = None,
+    probe: Annotated[bool, Field(strict=True)] = False,
+) -> Annotated[CallToolResult, IngestOut]:
+    request = IngestInput(
+        content=content,
+        source_kind=source_kind,
+        client=client or "",
+        conversation_id=conversation_id or "",
+        source_path=source_path or "",
+        chunk_hash=chunk_hash or "",
+        scope=scope,
+        probe=probe,
+    )
+
+    def work(actor: Actor) -> IngestOut:
+        ingested = chunk_ingest(actor=actor, request=request)
+        return IngestOut.of(chunk=ingested.chunk, duplicate=ingested.duplicate)
+
+    return await run_tool(ctx, work)
+
+
 async def list_scopes(ctx: Context) -> Annotated[CallToolResult, ScopesOut]:
     def work(actor: Actor) -> ScopesOut:
         return ScopesOut(scopes=scope_selectors.readable_scope_answers(actor=actor))
@@ -226,6 +258,16 @@ TOOLS: list[tuple[Callable[..., Any], str, ToolAnnotations]] = [
         ),
     ),
     (list_scopes, "List scopes", READ),
+    (
+        ingest,
+        "Ingest",
+        ToolAnnotations(
+            read_only_hint=False,
+            destructive_hint=False,
+            idempotent_hint=True,
+            open_world_hint=False,
+        ),
+    ),
 ]
 
 

@@ -13,6 +13,7 @@ from memories.models.catalogue import (
     SourceKind,
     TranslationStatus,
 )
+from memories.models.chunk import Chunk, ChunkSource, ChunkStatus
 from memories.models.memory import Memory
 from memories.models.records import IdempotencyRecord, MemoryVersion, MemoryWindow, Provenance
 
@@ -22,6 +23,9 @@ __all__ = [
     "ActivityOperation",
     "ActivityOutcome",
     "AuthorKind",
+    "Chunk",
+    "ChunkSource",
+    "ChunkStatus",
     "IdempotencyRecord",
     "Memory",
     "MemoryKind",

@@ -20,6 +20,7 @@ class ActivityOperation(models.TextChoices):
     BUILD_CONTEXT = "build_context", _("Build context")
     BRIEFING = "briefing", _("Briefing")
     REMEMBER = "remember", _("Remember")
+    INGEST = "ingest", _("Ingest")
 
 
 class ActivityOutcome(models.TextChoices):

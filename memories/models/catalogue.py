@@ -39,6 +39,7 @@ class AuthorKind(models.TextChoices):
     HUMAN = "human", _("Human")
     AGENT = "agent", _("Agent")
     WATCHER = "watcher", _("Watcher")
+    CAPTURE = "capture", _("Capture (extraction, import)")
 
 
 class SourceKind(models.TextChoices):
@@ -47,6 +48,7 @@ class SourceKind(models.TextChoices):
     WATCHER = "watcher", _("Watcher")
     IMPORT = "import", _("Import")
     DASHBOARD = "dashboard", _("Dashboard")
+    EXTRACTION = "extraction", _("Extraction")
 
 
 class MemoryState(models.TextChoices):

@@ -50,6 +50,10 @@ class Provenance(models.Model):
     conversation_id = models.CharField(_("conversation"), max_length=200, blank=True, default="")
     source_path = models.CharField(_("source path"), max_length=1000, blank=True, default="")
     chunk_hash = models.CharField(_("chunk hash"), max_length=128, blank=True, default="")
+    # The captured chunk an extraction took this memory from (its evidence is `verbatim`).
+    chunk = models.ForeignKey(
+        "memories.Chunk", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     # The operative phrase exactly as said, in any language. Never translated.
     verbatim = models.TextField(_("verbatim"), blank=True, default="")
     # What this write said, when it differs from the memory's content (absorbed writes).

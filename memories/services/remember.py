@@ -126,6 +126,7 @@ def _provenance_row(actor: Actor, prepared: Prepared, memory: Memory, *, absorbe
         conversation_id=request.conversation_id,
         source_path=request.source_path,
         chunk_hash=request.chunk_hash,
+        chunk_id=request.chunk_id,
         verbatim=prepared.verbatim,
         written_text=prepared.content if absorbed and prepared.content != memory.content else "",
         created_by=actor.user,

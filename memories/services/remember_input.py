@@ -36,6 +36,7 @@ class RememberInput:
     absorb_similar: bool = False
     author_kind: str | None = None
     source_kind: str = SourceKind.REMEMBER
+    chunk_id: int | None = None  # the captured chunk an extraction took this memory from
 
 
 @dataclass
@@ -71,7 +72,7 @@ def refuse_nul(request: RememberInput) -> DomainError | None:
     return None
 
 
-def _personal_scope(actor: Actor) -> Scope:
+def personal_scope(actor: Actor) -> Scope:
     scope = access.writable_scopes(actor).filter(kind=ScopeKind.PERSONAL).first()
     if scope is None:
         access.require_write_access(actor)
@@ -89,7 +90,7 @@ def scope_for(actor: Actor, request: RememberInput, cache: dict) -> Scope:
             cache[key] = (
                 access.writable_scope(actor, request.scope)
                 if request.scope
-                else _personal_scope(actor)
+                else personal_scope(actor)
             )
         except DomainError as exc:
             cache[key] = exc.naming("scope") if request.scope else exc

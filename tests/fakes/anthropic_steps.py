@@ -86,6 +86,16 @@ def malformed_tool_input(input_obj: Any) -> Step:
     )
 
 
+def memories_answer(memories: list[dict[str, Any]]) -> Step:
+    """A proper record_memories tool call (the extractor's) proposing these memories."""
+    return Step(
+        f"memories_answer({len(memories)} memories)",
+        lambda request, _: _message(
+            request, [_tool_use_block(request, {"memories": memories})], stop_reason="tool_use"
+        ),
+    )
+
+
 def text_only(text: str) -> Step:
     """A message with a text block and no tool call."""
     return Step(

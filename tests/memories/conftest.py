@@ -1,17 +1,10 @@
-"""Fixtures of the memories tests: django-q2 run inline, and the owner's API client."""
+"""Fixtures of the memories tests: the owner's API client and a live server for the MCP tests."""
 
 from __future__ import annotations
 
 import pytest
-from django_q.conf import Conf
 
 from tests.memories.mcp_support import start_uvicorn, stop
-
-
-@pytest.fixture
-def sync_tasks(monkeypatch):
-    """Queued django-q2 tasks run inline, in the calling thread."""
-    monkeypatch.setattr(Conf, "SYNC", True)
 
 
 @pytest.fixture

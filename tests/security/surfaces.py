@@ -158,10 +158,41 @@ API_ROWS = [
     _api("api-briefing", "get", "briefing?scopes={team}", TEAM_READ),
     _api("api-briefing", "get", "briefing", ACCOUNT_READ, note="all readable scopes"),
     _api("api-activity", "get", "activity", ACCOUNT_READ),
+    _api(
+        "api-ingest",
+        "post",
+        "ingest",
+        TEAM_WRITE,
+        {"content": "user: the vault moved again.", "source_kind": "transcript", "scope": "{team}"},
+    ),
+    _api(
+        "api-chunk",
+        "get",
+        "ingest/{chunk}",
+        expect(outsider=404, reader=404, restricted=404, removed=404),
+        note="a chunk is its user's own, in a scope they can still read",
+    ),
+    _api(
+        "api-import",
+        "post",
+        "import",
+        expect(read_only=403),
+        {
+            "source_tool": "claude-md",
+            "source_path": "CLAUDE.md",
+            "content": "## Vault\n\nThe vault moved to the third floor.",
+            "scope": "{team}",
+        },
+        note="each piece answers on its own: checked in the piece",
+    ),
 ]
 
 # The batch answers 200 with one status per item; these are the item's statuses.
 BATCH_ITEM = expect(outsider=404, reader=403, read_only=403, restricted=404, removed=404)
+# An import answers 200 with one outcome per piece; these are the first piece's.
+IMPORT_ITEM = expect(
+    outsider="not_found", reader="forbidden", restricted="not_found", removed="not_found"
+)
 
 
 def _page(route, method, path, preset, body=None, note=""):
@@ -240,6 +271,14 @@ DASHBOARD_ROWS = [
     _page("member_role", "post", PAGE_MEMBER + "/role/", PAGE_TEAM_WRITE, {"role": "10"}),
     _page("member_remove", "post", PAGE_MEMBER + "/remove/", PAGE_TEAM_WRITE),
     _page("activity", "get", "/activity/", PAGE_ACCOUNT),
+    _page("ingest", "get", "/ingest/", PAGE_ACCOUNT),
+    _page(
+        "ingest_retry",
+        "post",
+        "/ingest/{chunk}/retry/",
+        expect(outsider=404, reader=404, removed=404, **_NO_TOKENS),
+        note="a chunk is its user's own",
+    ),
     _page("tokens", "get", "/tokens/", PAGE_ACCOUNT),
     _page("tokens", "post", "/tokens/", PAGE_ACCOUNT, {"name": "ci"}),
     _page(
@@ -283,4 +322,9 @@ TOOL_ROWS = [
     _tool("forget", TOOL_WRITE, {"memory_id": "{memory}", "reason": "Outdated."}),
     _tool("restore", TOOL_WRITE, {"memory_id": "{forgotten}"}),
     _tool("list_scopes", TOOL_ACCOUNT, {}),
+    _tool(
+        "ingest",
+        TOOL_WRITE,
+        {"content": "user: the vault moved again.", "source_kind": "transcript", "scope": "{team}"},
+    ),
 ]

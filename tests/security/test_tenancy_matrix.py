@@ -21,6 +21,7 @@ from tests.security.surfaces import (
     BLIND,
     DASHBOARD_ROWS,
     EXEMPT,
+    IMPORT_ITEM,
     LOGIN,
     OK,
     TOOL_ROWS,
@@ -90,7 +91,12 @@ def test_every_mcp_tool_has_a_row():
 @pytest.mark.parametrize("row", API_ROWS + DASHBOARD_ROWS, ids=lambda row: row.id)
 def test_each_row_names_its_route(row: Row):
     path = row.path.split("?")[0].format(
-        team="scp_x", memory="mem_x", forgotten="mem_y", token="tok_x", member="member"
+        team="scp_x",
+        memory="mem_x",
+        forgotten="mem_y",
+        token="tok_x",
+        member="member",
+        chunk="chk_x",
     )
     match = resolve(path)
     assert (f"{match.namespace}:" if match.namespace else "") + match.url_name == row.route
@@ -136,6 +142,10 @@ def test_rest(world, row: Row, actor: str):
             item = response.json()["results"][0]
             item_wanted = BATCH_ITEM[actor]
             assert (item["status"] < 300) if item_wanted == OK else item["status"] == item_wanted
+        if row.route == "api-import":
+            outcome = response.json()["results"][0]["outcome"]
+            wanted_outcome = IMPORT_ITEM[actor]
+            assert outcome == "created" if wanted_outcome == OK else outcome == wanted_outcome
     else:
         assert response.status_code == wanted, response.content
         assert response.json()["error"]["code"]

@@ -10,6 +10,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from memories.recall import recall as search
+from memories.capture.ingest import IngestInput, chunk_ingest
 from memories.services.lifecycle import memory_forget
 from memories.services.remember import RememberInput, memory_remember
 from scopes.models import Role, Scope
@@ -104,7 +105,16 @@ def build_world() -> World:
         query=f"what is {MARKER}",
         scopes=[team.public_id],
     )
+    chunk = chunk_ingest(
+        actor=Actor(user=owner, token=full.token),
+        request=IngestInput(
+            content=f"user: the vault word is {MARKER}.",
+            source_kind="transcript",
+            scope=team.public_id,
+        ),
+    ).chunk
     ids = {
+        "chunk": chunk.public_id,
         "team": team.public_id,
         "memory": memory,
         "other": other,

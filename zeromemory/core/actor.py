@@ -20,6 +20,7 @@ class Surface(models.TextChoices):
     API = "api", _("API")
     MCP = "mcp", _("MCP")
     DASHBOARD = "dashboard", _("Dashboard")
+    CAPTURE = "capture", _("Capture")
 
 
 @dataclass(frozen=True)

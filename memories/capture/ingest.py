@@ -1,0 +1,169 @@
+"""Ingest: store a chunk at once and answer; extraction happens later, off the request path.
+
+Before anything is stored (or ever sent to an LLM) the content guard's patterns redact secrets in
+the chunk. The ledger is per user: the same hash (the client's `chunk_hash`, else the sha256 of
+the content as sent) answers the chunk already stored, and nothing is extracted twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from dataclasses import dataclass
+from functools import partial
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils.translation import gettext as _
+
+from memories.activity import elapsed_ms, log_activity, log_failure
+from memories.capture.service import new_claim
+from memories.capture.tasks import enqueue_extraction
+from memories.guard import redact_secrets
+from memories.models import ActivityOperation, Chunk, ChunkSource, ChunkStatus
+from memories.services.remember_input import personal_scope
+from scopes import access
+from scopes.models import Scope
+from zeromemory.core.actor import Actor
+from zeromemory.core.errors import DomainError, NotFound, ValidationFailed
+from zeromemory.core.paging import Page, cursor_page
+
+HASH_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,128}")
+
+
+@dataclass(frozen=True)
+class IngestInput:
+    source_kind: str
+    content: str | None = None
+    client: str = ""
+    conversation_id: str = ""
+    source_path: str = ""
+    chunk_hash: str = ""
+    scope: str | None = None
+    probe: bool = False
+
+
+@dataclass(frozen=True)
+class Ingested:
+    chunk: Chunk | None
+    duplicate: bool
+
+
+def _hash_of(request: IngestInput) -> str:
+    if request.chunk_hash:
+        if not HASH_PATTERN.fullmatch(request.chunk_hash):
+            raise ValidationFailed(
+                "chunk_hash", _("Use up to 128 letters, digits, - and _ (a hex sha256).")
+            )
+        return request.chunk_hash
+    if not request.content:
+        raise ValidationFailed("content", _("Send the content (or, to probe, its chunk_hash)."))
+    return hashlib.sha256(request.content.encode("utf-8")).hexdigest()
+
+
+def _scope(actor: Actor, request: IngestInput) -> Scope:
+    if not request.scope:
+        return personal_scope(actor)
+    try:
+        return access.writable_scope(actor, request.scope)
+    except DomainError as exc:
+        raise exc.naming("scope") from None
+
+
+def _check(request: IngestInput) -> None:
+    if request.source_kind not in ChunkSource.values:
+        raise ValidationFailed("source_kind", _("Use transcript, document or history."))
+    for name in ("content", "client", "conversation_id", "source_path", "chunk_hash", "scope"):
+        if "\x00" in (getattr(request, name) or ""):
+            raise ValidationFailed(name, _("NUL characters are not allowed."))
+    if request.probe:
+        return
+    if not request.content or not request.content.strip():
+        raise ValidationFailed("content", _("Content is empty."))
+    if len(request.content) > settings.MAX_CHUNK_CHARS:
+        raise ValidationFailed(
+            "content",
+            _("Content is longer than %(n)d characters.") % {"n": settings.MAX_CHUNK_CHARS},
+        )
+
+
+def chunk_ingest(*, actor: Actor, request: IngestInput) -> Ingested:
+    """Store the chunk (202) or answer the one already in the caller's ledger (200); one
+    activity row either way."""
+    started = time.perf_counter()
+    try:
+        ingested = _ingest(actor, request)
+    except Exception as exc:
+        log_failure(
+            actor=actor,
+            operation=ActivityOperation.INGEST,
+            error=exc,
+            started=started,
+            scopes=[request.scope] if isinstance(request.scope, str) else [],
+        )
+        raise
+    chunk = ingested.chunk
+    log_activity(
+        actor=actor,
+        operation=ActivityOperation.INGEST,
+        scopes=[chunk.scope.public_id] if chunk is not None else [],
+        options={"source_kind": request.source_kind, "probe": request.probe},
+        results=[{"id": chunk.public_id, "duplicate": ingested.duplicate}] if chunk else [],
+        latency_ms=elapsed_ms(started),
+    )
+    return ingested
+
+
+def _ingest(actor: Actor, request: IngestInput) -> Ingested:
+    access.require_write_access(actor)
+    _check(request)
+    digest = _hash_of(request)
+    scope = _scope(actor, request)
+    existing = Chunk.objects.filter(user=actor.user, chunk_hash=digest).first()
+    if existing is not None or request.probe:
+        return Ingested(chunk=existing, duplicate=existing is not None)
+    content, redactions = redact_secrets(request.content)
+    chunk = Chunk(
+        user=actor.user,
+        scope=scope,
+        created_by_token=actor.token,
+        source_kind=request.source_kind,
+        client=request.client or actor.client_name,
+        conversation_id=request.conversation_id,
+        source_path=request.source_path,
+        chunk_hash=digest,
+        content=content,
+        content_chars=len(content),
+        redactions=redactions,
+        status=ChunkStatus.PENDING if settings.ANTHROPIC_API_KEY else ChunkStatus.WAITING_FOR_KEY,
+    )
+    claim = new_claim(chunk) if chunk.status == ChunkStatus.PENDING else ""
+    try:
+        with transaction.atomic():
+            chunk.save(force_insert=True)
+    except IntegrityError:  # the same chunk from a concurrent request
+        return Ingested(chunk=Chunk.objects.get(user=actor.user, chunk_hash=digest), duplicate=True)
+    if claim:
+        transaction.on_commit(partial(enqueue_extraction, chunk_id=chunk.id, claim=claim))
+    return Ingested(chunk=chunk, duplicate=False)
+
+
+def chunk_for_read(*, actor: Actor, public_id: str) -> Chunk:
+    """One of the caller's chunks, in a scope it can still read; 404 otherwise."""
+    chunk = (
+        Chunk.objects.select_related("scope")
+        .filter(public_id=public_id, user=actor.user, scope__in=access.readable_scopes(actor))
+        .first()
+    )
+    if chunk is None:
+        raise NotFound(_("No chunk with id %(id)s.") % {"id": public_id})
+    return chunk
+
+
+def chunk_list(*, actor: Actor, page: Page) -> tuple[list[Chunk], str | None]:
+    """The caller's chunks in scopes it can read, newest first."""
+    chunks = Chunk.objects.select_related("scope").filter(
+        user=actor.user, scope__in=access.readable_scopes(actor)
+    )
+    return cursor_page(chunks, page)
