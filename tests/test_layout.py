@@ -39,7 +39,6 @@ ALLOWED = (
 MAX_LINES = 300
 # A ratchet while the split lands: these may only shrink, and the list only loses entries.
 PENDING_SPLIT = {
-    "zeromemory/settings.py": 324,
     "tests/memories/test_context.py": 306,
     "tests/memories/test_recall.py": 402,
     "bench/locomo.py": 317,

@@ -258,33 +258,6 @@ if REDIS_URL:
     Q_CLUSTER.pop("orm")
     Q_CLUSTER["redis"] = REDIS_URL
 
-# Memories: size limit, the embedding model (a sentence-transformers name or local path; the
-# bundled all-MiniLM-L6-v2 when empty) and the cosine similarity that flags a near duplicate.
-MAX_MEMORY_CHARS = env_int("ZM_MAX_MEMORY_CHARS", 16_000, minimum=100)
-EMBEDDING_MODEL = env_str("ZM_EMBEDDING_MODEL")
-# auto: bfloat16 where the CPU supports it natively (about twice as fast), else float32.
-EMBEDDING_PRECISION = env_str("ZM_EMBEDDING_PRECISION", "auto")
-if EMBEDDING_PRECISION not in ("auto", "fp32", "bf16"):
-    raise ValueError("ZM_EMBEDDING_PRECISION must be auto, fp32 or bf16")
-NEAR_DUPLICATE_SIMILARITY = 0.92
-# Activity log rows (every recall, context, briefing and remember) older than this are pruned daily.
-ACTIVITY_RETENTION_DAYS = env_int("ZM_ACTIVITY_RETENTION_DAYS", 90, minimum=1)
-
-# Canonicalization: the Anthropic Messages API translates non-English memories on the write path.
-# Without a key the app runs and such memories wait as pending until one is configured.
-ANTHROPIC_API_KEY = env_str("ANTHROPIC_API_KEY")
-ANTHROPIC_BASE_URL = env_str("ANTHROPIC_BASE_URL")
-TRANSLATOR_MODEL = env_str("ZM_TRANSLATOR_MODEL", "claude-haiku-4-5")
-TRANSLATOR_TIMEOUT_SECONDS = env_int("ZM_TRANSLATOR_TIMEOUT", 30, minimum=1)
-TRANSLATION_MAX_ATTEMPTS = env_int("ZM_TRANSLATION_MAX_ATTEMPTS", 6, minimum=1)
-TRANSLATION_BACKOFF_SECONDS = env_int("ZM_TRANSLATION_BACKOFF", 30, minimum=1)
-# How long a worker may hold a memory it is translating before the sweeper takes it back.
-TRANSLATION_LEASE_SECONDS = env_int(
-    "ZM_TRANSLATION_LEASE", TRANSLATOR_TIMEOUT_SECONDS + 60, minimum=1
-)
-# A translated memory this close to another valid one in its scope is merged into it.
-CANONICAL_MERGE_SIMILARITY = 0.97
-
 # Prometheus metrics at /metrics. Every process (web, worker) writes its counts under the data
 # dir and a scrape adds them up; the variable must be set before prometheus_client is imported.
 METRICS = env_bool("ZM_METRICS", False)
@@ -296,15 +269,8 @@ if METRICS:
     METRICS_DIR.mkdir(parents=True, exist_ok=True)
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(METRICS_DIR)
 
-# Capture: chunks of transcripts, documents and history, extracted into memories in the background.
-MAX_CHUNK_CHARS = env_int("ZM_MAX_CHUNK_CHARS", 200_000, minimum=1000)
-EXTRACTOR_MODEL = env_str("ZM_EXTRACTOR_MODEL", "claude-haiku-4-5")
-EXTRACTOR_TIMEOUT_SECONDS = env_int("ZM_EXTRACTOR_TIMEOUT", 120, minimum=1)
-EXTRACTION_MAX_ATTEMPTS = env_int("ZM_EXTRACTION_MAX_ATTEMPTS", 6, minimum=1)
-# Tokens (input + output) one user's chunks may spend per UTC day; 0 means no limit.
-EXTRACTION_DAILY_TOKENS = env_int("ZM_EXTRACTION_DAILY_TOKENS", 2_000_000)
-# Days a chunk's text is kept after extraction; then only its hash and results stay.
-CHUNK_RETENTION_DAYS = env_int("ZM_CHUNK_RETENTION_DAYS", 30, minimum=1)
+# The product's own knobs: memories, canonical English, capture.
+from zeromemory.settings_product import *  # noqa: E402, F403
 
 # Web server for `manage.py serve`.
 SERVE_HOST = env_str("ZM_HOST", "127.0.0.1")

@@ -39,13 +39,9 @@ logger = logging.getLogger(__name__)
 SWEEP_BATCH = 50
 
 
-def lease_seconds() -> int:
-    return settings.EXTRACTOR_TIMEOUT_SECONDS + 60
-
-
 def new_claim(chunk: Chunk) -> str:
     chunk.claim = uuid.uuid4().hex
-    chunk.lease_until = timezone.now() + timedelta(seconds=lease_seconds())
+    chunk.lease_until = timezone.now() + timedelta(seconds=settings.EXTRACTION_LEASE_SECONDS)
     return chunk.claim
 
 

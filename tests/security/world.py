@@ -9,8 +9,8 @@ from typing import Any
 from django.test import Client
 from rest_framework.test import APIClient
 
-from memories.recall import recall as search
 from memories.capture.ingest import IngestInput, chunk_ingest
+from memories.recall import recall as search
 from memories.services.lifecycle import memory_forget
 from memories.services.remember import RememberInput, memory_remember
 from scopes.models import Role, Scope
