@@ -11,7 +11,6 @@ from django.utils.translation import gettext_lazy as _
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
 from rest_framework import serializers
-from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memories import activity
@@ -71,7 +70,7 @@ class RecallView(APIView):
             kinds=data.get("kinds"),
             k=data["k"],
         )
-        return Response({"query": data["query"], "results": [hit.as_dict() for hit in hits]})
+        return render(RecallOut(query=data["query"], results=hits))
 
 
 class ContextView(APIView):
@@ -104,7 +103,7 @@ class ContextView(APIView):
             max_tokens=data["max_tokens"],
             scopes=data.get("scopes"),
         )
-        return Response(result.as_dict())
+        return render(result.answer())
 
 
 class BriefingView(APIView):
@@ -134,7 +133,7 @@ class BriefingView(APIView):
         result = context.briefing(
             actor=actor, max_tokens=query.validated_data["max_tokens"], scopes=scopes
         )
-        return Response(result.as_dict())
+        return render(result.answer())
 
 
 class ActivityListView(APIView):

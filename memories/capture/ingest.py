@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import hashlib
 import re
-import time
 from dataclasses import dataclass
 from functools import partial
+from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
-from memories.activity import elapsed_ms, log_activity, log_failure
+from memories.activity import Logged, logs_read
 from memories.capture.service import new_claim
 from memories.capture.tasks import enqueue_extraction
 from memories.guard import redact_secrets
@@ -88,31 +88,26 @@ def _check(request: IngestInput) -> None:
         )
 
 
-def chunk_ingest(*, actor: Actor, request: IngestInput) -> Ingested:
+def _ingest_options(arguments: dict[str, Any]) -> dict[str, Any]:
+    request = arguments.get("request")
+    return {"source_kind": request.source_kind, "probe": request.probe} if request else {}
+
+
+def _asked_scope(arguments: dict[str, Any]) -> list[str]:
+    scope = getattr(arguments.get("request"), "scope", None)
+    return [scope] if isinstance(scope, str) else []
+
+
+@logs_read(ActivityOperation.INGEST, options=_ingest_options, scopes=_asked_scope)
+def chunk_ingest(*, actor: Actor, request: IngestInput) -> tuple[Ingested, Logged]:
     """Store the chunk (202) or answer the one already in the caller's ledger (200); one
     activity row either way."""
-    started = time.perf_counter()
-    try:
-        ingested = _ingest(actor, request)
-    except Exception as exc:
-        log_failure(
-            actor=actor,
-            operation=ActivityOperation.INGEST,
-            error=exc,
-            started=started,
-            scopes=[request.scope] if isinstance(request.scope, str) else [],
-        )
-        raise
+    ingested = _ingest(actor, request)
     chunk = ingested.chunk
-    log_activity(
-        actor=actor,
-        operation=ActivityOperation.INGEST,
-        scopes=[chunk.scope.public_id] if chunk is not None else [],
-        options={"source_kind": request.source_kind, "probe": request.probe},
-        results=[{"id": chunk.public_id, "duplicate": ingested.duplicate}] if chunk else [],
-        latency_ms=elapsed_ms(started),
-    )
-    return ingested
+    if chunk is None:
+        return ingested, Logged(scopes=[], results=[])
+    results = [{"id": chunk.public_id, "duplicate": ingested.duplicate}]
+    return ingested, Logged(scopes=[chunk.scope.public_id], results=results)
 
 
 def _ingest(actor: Actor, request: IngestInput) -> Ingested:

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 from django.conf import settings
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, ToolAnnotations
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from memories import selectors
 from memories.capture.ingest import IngestInput, chunk_ingest
@@ -129,9 +129,9 @@ async def recall(
     kinds: Annotated[list[Annotated[str, Field(max_length=32)]] | None, Field()] = None,
     k: Annotated[int, Field(strict=True, ge=1, le=inputs.MAX_K)] = inputs.DEFAULT_K,
 ) -> Annotated[CallToolResult, RecallOut]:
-    def work(actor: Actor) -> dict[str, Any]:
+    def work(actor: Actor) -> RecallOut:
         hits = hybrid_recall(actor=actor, query=query, scopes=scopes, kinds=kinds, k=k)
-        return {"query": query, "results": [hit.as_dict() for hit in hits]}
+        return RecallOut(query=query, results=hits)
 
     return await run_tool(ctx, work)
 
@@ -148,11 +148,11 @@ async def build_context(
     max_tokens: MaxTokens = budget.DEFAULT_TOKENS,
     scopes: ScopeIds = None,
 ) -> Annotated[CallToolResult, ContextOut]:
-    def work(actor: Actor) -> dict[str, Any]:
+    def work(actor: Actor) -> BaseModel:
         found = context.build_context(
             actor=actor, topic=topic, max_tokens=max_tokens, scopes=scopes
         )
-        return found.as_dict()
+        return found.answer()
 
     return await run_tool(ctx, work)
 
@@ -162,8 +162,8 @@ async def briefing(
     scopes: ScopeIds = None,
     max_tokens: MaxTokens = budget.DEFAULT_TOKENS,
 ) -> Annotated[CallToolResult, ContextOut]:
-    def work(actor: Actor) -> dict[str, Any]:
-        return context.briefing(actor=actor, max_tokens=max_tokens, scopes=scopes).as_dict()
+    def work(actor: Actor) -> BaseModel:
+        return context.briefing(actor=actor, max_tokens=max_tokens, scopes=scopes).answer()
 
     return await run_tool(ctx, work)
 
@@ -173,7 +173,7 @@ async def forget(
     memory_id: MemoryId,
     reason: Annotated[str, Field(max_length=1000, description="Why, in English.")],
 ) -> Annotated[CallToolResult, MemoryOut]:
-    def work(actor: Actor) -> dict[str, Any]:
+    def work(actor: Actor) -> BaseModel:
         memory = _memory_to_change(actor, memory_id)
         return MemoryOut.of(lifecycle.memory_forget(actor=actor, memory=memory, reason=reason))
 
@@ -181,7 +181,7 @@ async def forget(
 
 
 async def restore(ctx: Context, memory_id: MemoryId) -> Annotated[CallToolResult, MemoryOut]:
-    def work(actor: Actor) -> dict[str, Any]:
+    def work(actor: Actor) -> BaseModel:
         memory = _memory_to_change(actor, memory_id)
         return MemoryOut.of(lifecycle.memory_restore(actor=actor, memory=memory))
 

@@ -13,6 +13,7 @@ from typing import Any
 from django.utils.translation import gettext as _
 
 from memories import embeddings
+from memories.schemas import ContextOut, RowOut, SectionOut
 from zeromemory.core.errors import ValidationFailed
 
 MIN_TOKENS = 100
@@ -92,18 +93,18 @@ class Row:
     line: str
     tokens: int
 
-    def as_dict(self) -> dict[str, Any]:
+    def answer(self) -> RowOut:
         candidate = self.candidate
-        return {
-            "id": candidate.id,
-            "kind": candidate.kind,
-            "scope": candidate.scope,
-            "content": self.content,
-            "truncated": self.truncated,
-            "tokens": self.tokens,
-            "score": candidate.score,
-            "age_days": round(candidate.age_days, 2),
-        }
+        return RowOut(
+            id=candidate.id,
+            kind=candidate.kind,
+            scope=candidate.scope,
+            content=self.content,
+            truncated=self.truncated,
+            tokens=self.tokens,
+            score=candidate.score,
+            age_days=round(candidate.age_days, 2),
+        )
 
 
 @dataclass
@@ -126,14 +127,14 @@ class Section:
             return 0
         return count_tokens(self.heading) + sum(row.tokens for row in self.rows)
 
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "title": self.title,
-            "budget": self.budget,
-            "tokens": self.tokens,
-            "rows": [row.as_dict() for row in self.rows],
-        }
+    def answer(self) -> SectionOut:
+        return SectionOut(
+            name=self.name,
+            title=self.title,
+            budget=self.budget,
+            tokens=self.tokens,
+            rows=[row.answer() for row in self.rows],
+        )
 
 
 @dataclass
@@ -144,14 +145,17 @@ class Context:
     sections: list[Section]
     markdown: str
 
+    def answer(self) -> ContextOut:
+        return ContextOut(
+            topic=self.topic,
+            max_tokens=self.max_tokens,
+            tokens=self.tokens,
+            sections=[section.answer() for section in self.sections],
+            markdown=self.markdown,
+        )
+
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "topic": self.topic,
-            "max_tokens": self.max_tokens,
-            "tokens": self.tokens,
-            "sections": [section.as_dict() for section in self.sections],
-            "markdown": self.markdown,
-        }
+        return self.answer().model_dump(mode="json")
 
     def result_ids(self) -> list[dict[str, Any]]:
         return [

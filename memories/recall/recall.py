@@ -38,15 +38,14 @@ cost can cross `jit_above_cost`, and compiling would take longer than the whole 
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import connection
+from pydantic import Field
 
 from memories import embeddings
-from memories.activity import elapsed_ms, log_activity, log_failure
+from memories.activity import Logged, logs_read
 from memories.models import ActivityOperation
 from memories.recall.inputs import (
     DEFAULT_K,
@@ -59,35 +58,18 @@ from memories.recall.inputs import (
 )
 from memories.recall.sql import MIN_EF_SEARCH, PRODUCT, Tuning
 from memories.recall.statement import statement
+from memories.schemas import HitOut
 from zeromemory.core.actor import Actor
 from zeromemory.core.sql import vector_literal
 
 
-@dataclass(frozen=True)
-class Hit:
-    id: str
-    content: str
-    kind: str
-    scope: str
-    score: float
-    similarity: float | None
-    fts_matched: bool
-    age_days: float
-    has_original: bool
-    pk: int = field(repr=False, compare=False)
+class Hit(HitOut):
+    """A recall answer row, with the memory's primary key for the recall counts (never shown)."""
+
+    pk: int = Field(exclude=True, repr=False)
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "content": self.content,
-            "kind": self.kind,
-            "scope": self.scope,
-            "score": self.score,
-            "similarity": None if self.similarity is None else round(self.similarity, 4),
-            "fts_matched": self.fts_matched,
-            "age_days": round(self.age_days, 2),
-            "has_original": self.has_original,
-        }
+        return self.model_dump(mode="json")
 
 
 def ef_search_for(candidates: int) -> int:
@@ -134,9 +116,9 @@ def search(
             kind=kind,
             scope=scope,
             score=float(score),
-            similarity=None if similarity is None else float(similarity),
+            similarity=None if similarity is None else round(float(similarity), 4),
             fts_matched=fts_matched,
-            age_days=float(age_days),
+            age_days=round(float(age_days), 2),
             has_original=has_original,
         )
         for (
@@ -154,6 +136,24 @@ def search(
     ]
 
 
+def _recall_options(arguments: dict[str, Any]) -> dict[str, Any]:
+    k, kinds = arguments.get("k", DEFAULT_K), arguments.get("kinds")
+    options: dict[str, Any] = {
+        "k": k if isinstance(k, int) else None,
+        "kinds": [str(kind) for kind in kinds]
+        if isinstance(kinds, list | tuple) and kinds
+        else None,
+    }
+    if arguments.get("mode", "hybrid") != "hybrid":
+        options["mode"] = arguments["mode"]
+    return options
+
+
+@logs_read(
+    ActivityOperation.RECALL,
+    query=lambda arguments: arguments.get("query"),
+    options=_recall_options,
+)
 def recall(
     *,
     actor: Actor,
@@ -162,47 +162,21 @@ def recall(
     kinds: Sequence[str] | None = None,
     k: int = DEFAULT_K,
     mode: str = "hybrid",
-) -> list[Hit]:
+) -> tuple[list[Hit], Logged]:
     """The k best valid memories for the query among the scopes the actor may read.
 
     `scopes` narrows the search (each must be readable: 404 otherwise); `kinds` filters by
     kind; `mode` picks both legs (the default) or one of them (the bench compares them).
     Every call, refused ones included, writes one activity row.
     """
-    started = time.perf_counter()
-    options: dict[str, Any] = {
-        "k": k if isinstance(k, int) else None,
-        "kinds": [str(kind) for kind in kinds]
-        if isinstance(kinds, list | tuple) and kinds
-        else None,
-    }
-    if mode != "hybrid":
-        options["mode"] = mode
-    try:
-        validate_query(query)
-        k = validate_k(k)
-        kind_slugs = validate_kinds(kinds)
-        selection = select_scopes(actor=actor, scopes=scopes)
-        hits = search(query=query, selection=selection, kinds=kind_slugs, k=k, mode=mode)
-    except Exception as exc:
-        log_failure(
-            actor=actor,
-            operation=ActivityOperation.RECALL,
-            error=exc,
-            started=started,
-            query=query,
-            scopes=scopes or [],
-            options=options,
-        )
-        raise
-    log_activity(
-        actor=actor,
-        operation=ActivityOperation.RECALL,
-        query=query,
+    validate_query(query)
+    k = validate_k(k)
+    kind_slugs = validate_kinds(kinds)
+    selection = select_scopes(actor=actor, scopes=scopes)
+    hits = search(query=query, selection=selection, kinds=kind_slugs, k=k, mode=mode)
+    logged = Logged(
         scopes=selection.requested,
-        options=options,
         results=[{"id": hit.id, "score": hit.score} for hit in hits],
-        latency_ms=elapsed_ms(started),
         recalled_ids=[hit.pk for hit in hits],
     )
-    return hits
+    return hits, logged
