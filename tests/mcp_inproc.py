@@ -6,7 +6,7 @@ thread, on its connection and inside its transaction: the rows a test made are v
 rolled back after it. The credential is the same context variable the HTTP door sets.
 
 Like Django's own test client, the call leaves the test's connection open: the tools' connection
-housekeeping (`close_old_connections`, which closes a connection that is inside a transaction)
+housekeeping (`close_old_connections` in `orm_call`, which closes a connection inside a transaction)
 is idle for its duration, and nothing else of the server is changed.
 """
 
@@ -37,8 +37,7 @@ async def _names() -> list[str]:
 
 def _keep_connection() -> ExitStack:
     stack = ExitStack()
-    for module in ("memories.mcp.server", "memories.mcp.auth"):
-        stack.enter_context(mock.patch(f"{module}.close_old_connections", lambda: None))
+    stack.enter_context(mock.patch("zeromemory.core.outage.close_old_connections", lambda: None))
     return stack
 
 

@@ -21,7 +21,6 @@ from urllib.parse import urlsplit
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.db import close_old_connections
 from django.http.request import split_domain_port, validate_host
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
@@ -31,7 +30,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from scopes.authentication import token_for_secret
 from scopes.models import ApiToken
 from zeromemory.core.errors import error_body
-from zeromemory.core.outage import Unavailable, retry_headers, unavailable
+from zeromemory.core.outage import Unavailable, orm_call, retry_headers
 
 TokenSource = Callable[[], ApiToken | None]
 
@@ -42,17 +41,8 @@ REALM = "zero-memory"
 
 
 def lookup_token(secret: str) -> ApiToken | None:
-    # Runs like a Django request: stale connections are dropped before and after.
-    close_old_connections()
-    try:
+    with orm_call():
         return token_for_secret(secret)
-    except Exception as exc:
-        outage = unavailable(exc)  # judged here, in the thread whose connection failed
-        if outage is not None:
-            raise outage from None
-        raise
-    finally:
-        close_old_connections()
 
 
 def _allowed_hosts() -> list[str]:

@@ -25,7 +25,6 @@ from types import SimpleNamespace
 from typing import Any
 
 from asgiref.sync import sync_to_async
-from django.db import close_old_connections
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp_types import CallToolResult, InputRequiredResult, TextContent
@@ -35,7 +34,7 @@ from memories.mcp import contract
 from memories.mcp.auth import current_credential
 from zeromemory.core.actor import Actor, Surface
 from zeromemory.core.errors import DomainError, RateLimited, Unauthorized, error_body
-from zeromemory.core.outage import unavailable
+from zeromemory.core.outage import orm_call
 from zeromemory.core.throttling import ActorRateThrottle
 
 logger = logging.getLogger(__name__)
@@ -83,21 +82,13 @@ def _throttle(actor: Actor) -> None:
 def _call_as_actor(
     source: Callable[[], Any] | None, client: str, work: Callable[[Actor], dict[str, Any]]
 ) -> dict[str, Any]:
-    close_old_connections()
-    try:
+    with orm_call():
         token = source() if source is not None else None
         if token is None:
             raise Unauthorized("The token is not valid: unknown, revoked or expired.")
         actor = Actor(user=token.user, token=token, surface=Surface.MCP, client_name=client)
         _throttle(actor)
         return work(actor)
-    except Exception as exc:
-        outage = unavailable(exc)  # judged here, in the thread whose connection failed
-        if outage is not None:
-            raise outage from None
-        raise
-    finally:
-        close_old_connections()
 
 
 async def run_tool(

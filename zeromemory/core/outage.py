@@ -16,8 +16,16 @@ import logging
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
-from django.db import DEFAULT_DB_ALIAS, InterfaceError, OperationalError, connections
+from django.db import (
+    DEFAULT_DB_ALIAS,
+    InterfaceError,
+    OperationalError,
+    close_old_connections,
+    connections,
+)
 from django.db.backends.signals import connection_created
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
@@ -65,6 +73,22 @@ def unavailable(exc: BaseException, *, alias: str = DEFAULT_DB_ALIAS) -> Unavail
         _("The database is unavailable; try again in a few seconds."),
         details={"retry_after": RETRY_AFTER_SECONDS},
     )
+
+
+@contextmanager
+def orm_call() -> Iterator[None]:
+    """ORM work outside a Django request (an MCP call, its token lookup), run like one: stale
+    connections dropped before and after, and a lost database raised as `Unavailable`."""
+    close_old_connections()
+    try:
+        yield
+    except Exception as exc:
+        outage = unavailable(exc)  # judged here, in the thread whose connection failed
+        if outage is not None:
+            raise outage from None
+        raise
+    finally:
+        close_old_connections()
 
 
 def _outage_started(exc: BaseException) -> None:
