@@ -96,6 +96,16 @@ def memories_answer(memories: list[dict[str, Any]]) -> Step:
     )
 
 
+def memories_answer_from(fn: Callable[[Any], list[dict[str, Any]]]) -> Step:
+    """A record_memories call whose memories are fn(request_json), e.g. built from the chunk."""
+    return Step(
+        f"memories_answer_from({getattr(fn, '__name__', fn)})",
+        lambda request, _: _message(
+            request, [_tool_use_block(request, {"memories": fn(request.json)})], "tool_use"
+        ),
+    )
+
+
 def text_only(text: str) -> Step:
     """A message with a text block and no tool call."""
     return Step(
