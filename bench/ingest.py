@@ -29,7 +29,36 @@ from _server import Api, free_port, start_server, stop_server
 
 sys.path.insert(0, str(ROOT))
 
-WORDS = ["the", "deploy", "pipeline", "runs", "the", "migrations", "before", "the", "web", "processes", "restart", "and", "the", "queue", "workers", "drain", "their", "tasks", "while", "the", "release", "notes", "mention", "the", "feature", "flags", "for", "billing"]
+WORDS = [
+    "the",
+    "deploy",
+    "pipeline",
+    "runs",
+    "the",
+    "migrations",
+    "before",
+    "the",
+    "web",
+    "processes",
+    "restart",
+    "and",
+    "the",
+    "queue",
+    "workers",
+    "drain",
+    "their",
+    "tasks",
+    "while",
+    "the",
+    "release",
+    "notes",
+    "mention",
+    "the",
+    "feature",
+    "flags",
+    "for",
+    "billing",
+]
 
 
 def chunk_text(number: int, chars: int, rng: random.Random) -> str:
