@@ -4,17 +4,14 @@ extracted once."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
-from django.db import connection
 from django_q.models import Schedule
 
 from memories.capture import tasks
 from memories.models import Chunk, ChunkStatus, Memory
 from tests.capture.support import candidate, claude_code_chunk, ingest
 from tests.fakes.anthropic_api import delay, memories_answer
-from tests.memories.canonical_support import Worker, database_url, wait_for
+from tests.memories.canonical_support import Worker, wait_for, worker_env
 
 DECISION = candidate(
     "The shop never calls Stripe inside a request handler; webhooks go through a queue.",
@@ -33,18 +30,7 @@ def test_a_worker_killed_mid_extraction_loses_nothing(
     settings.EXTRACTION_LEASE_SECONDS = lease
     settings.ANTHROPIC_API_KEY = "test-key"
     Schedule.objects.all().delete()  # the test runs the sweeper itself, when it chooses
-    env = {
-        **os.environ,
-        "DATABASE_URL": database_url(connection.settings_dict),
-        "ANTHROPIC_API_KEY": "test-key",
-        "ANTHROPIC_BASE_URL": fake_anthropic.url,
-        "ZM_EXTRACTOR_TIMEOUT": "30",
-        "ZM_EXTRACTION_LEASE": str(lease),
-        "ZM_Q_WORKERS": "1",
-        "ZM_TESTING": "1",
-        "NO_PROXY": "127.0.0.1,localhost",
-        "no_proxy": "127.0.0.1,localhost",
-    }
+    env = worker_env(fake_anthropic, ZM_EXTRACTOR_TIMEOUT="30", ZM_EXTRACTION_LEASE=str(lease))
     log = tmp_path / "qcluster.log"
     fake_anthropic.script(delay(60, then=memories_answer([DECISION])))
     first = Worker(env, log)

@@ -14,7 +14,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from django.conf import settings as django_settings
-from django.db import connections
+from django.db import connection, connections
 from django.utils import timezone
 
 from memories.models import Memory
@@ -148,6 +148,21 @@ def database_url(settings_dict: dict) -> str:
     host = quote(settings_dict.get("HOST") or "localhost", safe="")
     port = f":{settings_dict['PORT']}" if settings_dict.get("PORT") else ""
     return f"postgres://{auth}@{host}{port}/{quote(settings_dict['NAME'], safe='')}"
+
+
+def worker_env(fake_anthropic, **extra: str) -> dict[str, str]:
+    """The environment of a real worker: the test database, the fake Messages API, one process."""
+    return {
+        **os.environ,
+        "DATABASE_URL": database_url(connection.settings_dict),
+        "ANTHROPIC_API_KEY": "test-key",
+        "ANTHROPIC_BASE_URL": fake_anthropic.url,
+        "ZM_Q_WORKERS": "1",
+        "ZM_TESTING": "1",
+        "NO_PROXY": "127.0.0.1,localhost",
+        "no_proxy": "127.0.0.1,localhost",
+        **extra,
+    }
 
 
 class Worker:

@@ -4,12 +4,10 @@ a task delivered twice, a lease that ran out, and a real worker killed mid-trans
 
 from __future__ import annotations
 
-import os
 import threading
 
 import numpy as np
 import pytest
-from django.db import connection
 from django_q.conf import Conf
 from django_q.models import Schedule
 
@@ -30,11 +28,11 @@ from tests.memories.canonical_support import (
     Worker,
     assert_pending_and_readable,
     blocking_step,
-    database_url,
     detail,
     make_due,
     remember,
     wait_for,
+    worker_env,
 )
 
 EDITED_GERMAN = "Wir deployen jeden Donnerstag vor dem Mittagessen auf die Produktionsumgebung."
@@ -194,18 +192,7 @@ def test_a_worker_killed_mid_translation_loses_nothing(
     lease = 3
     settings.TRANSLATION_LEASE_SECONDS = lease
     Schedule.objects.all().delete()  # the test runs the sweeper itself, when it chooses
-    env = {
-        **os.environ,
-        "DATABASE_URL": database_url(connection.settings_dict),
-        "ANTHROPIC_API_KEY": "test-key",
-        "ANTHROPIC_BASE_URL": fake_anthropic.url,
-        "ZM_TRANSLATOR_TIMEOUT": "30",
-        "ZM_TRANSLATION_LEASE": str(lease),
-        "ZM_Q_WORKERS": "1",
-        "ZM_TESTING": "1",
-        "NO_PROXY": "127.0.0.1,localhost",
-        "no_proxy": "127.0.0.1,localhost",
-    }
+    env = worker_env(fake_anthropic, ZM_TRANSLATOR_TIMEOUT="30", ZM_TRANSLATION_LEASE=str(lease))
     log = tmp_path / "qcluster.log"
     fake_anthropic.script(delay(60, then=tool_answer(STALE_ENGLISH)))
 
