@@ -42,7 +42,6 @@ PENDING_SPLIT = {
     "tests/memories/test_context.py": 306,
     "tests/memories/test_recall.py": 402,
     "bench/locomo.py": 317,
-    "bench/recall.py": 1252,
 }
 
 
