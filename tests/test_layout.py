@@ -39,8 +39,6 @@ MAX_LINES = 300
 # A ratchet while the split lands: these may only shrink, and the list only loses entries.
 PENDING_SPLIT = {
     "zeromemory/settings.py": 324,
-    "tests/memories/test_context.py": 306,
-    "tests/memories/test_recall.py": 402,
 }
 
 
