@@ -1,10 +1,12 @@
-"""Fixtures of the memories tests: the owner's API client and a live server for the MCP tests."""
+"""Fixtures of the memories tests: the owner's API client, a live server for the MCP tests, and
+the team scope with a small project in it (the recall and build_context tests)."""
 
 from __future__ import annotations
 
 import pytest
 
 from tests.memories.mcp_support import start_uvicorn, stop
+from tests.memories.recall_support import age, remember_all
 
 
 @pytest.fixture
@@ -20,3 +22,32 @@ def server(django_db_setup, django_db_blocker):
     yield base
     output = stop(proc)
     assert "Traceback" not in output, output
+
+
+@pytest.fixture
+def team(tenancy):
+    return tenancy.team.public_id
+
+
+@pytest.fixture
+def project(tenancy, team):
+    """A team scope with decisions, conventions, tasks, questions and facts of various ages."""
+    memories = remember_all(
+        tenancy.owner,
+        [
+            ("We use PostgreSQL advisory locks to serialise the billing run.", "decision"),
+            ("Billing exports are written as Parquet to the archive bucket.", "convention"),
+            ("The billing run starts at 01:00 UTC and takes about forty minutes.", "fact"),
+            ("Migrate the invoice PDFs to the new renderer.", "task"),
+            ("Should refunds reopen the billing period?", "open_question"),
+            ("Frontend components are named in PascalCase.", "convention"),
+            ("We picked Tailwind for the dashboard styles.", "decision"),
+            ("Rename the legacy cron jobs.", "task"),
+        ],
+        scope=team,
+    )
+    by_text = {m.content.split()[0] + str(i): m for i, m in enumerate(memories)}
+    age(memories[6], 40)  # an old decision: not recent
+    age(memories[7], 20)  # the oldest open loop
+    age(memories[3], 5)
+    return by_text, memories

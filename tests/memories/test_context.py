@@ -1,31 +1,18 @@
-"""build_context() and briefing(): sections, budgets, truncation, ranking, REST."""
+"""build_context() and briefing(): sections, budgets, truncation, ranking.
+
+The REST endpoints are tested in test_context_api.py."""
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 import pytest
-from django.utils import timezone
 
 from memories import tasks
 from memories.models import Memory
 from memories.recall.budget import count_tokens
 from memories.recall.context import briefing, build_context
-from memories.services.remember import RememberInput, memory_remember_many
+from tests.memories.recall_support import age, remember_all
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import NotFound, ValidationFailed
-
-
-def remember_all(user, items, *, scope=None):
-    requests = [RememberInput(content=c, kind=k, scope=scope) for c, k in items]
-    results = memory_remember_many(actor=Actor(user=user), requests=requests)
-    for item in results:
-        assert item.error is None, item.error
-    return [item.result.memory for item in results]
-
-
-def age(memory, days):
-    Memory.objects.filter(pk=memory.pk).update(created_at=timezone.now() - timedelta(days=days))
 
 
 def section(result, name):
@@ -39,35 +26,6 @@ def row_ids(result, name):
 @pytest.fixture
 def owner(tenancy):
     return Actor(user=tenancy.owner)
-
-
-@pytest.fixture
-def team(tenancy):
-    return tenancy.team.public_id
-
-
-@pytest.fixture
-def project(tenancy, team):
-    """A team scope with decisions, conventions, tasks, questions and facts of various ages."""
-    memories = remember_all(
-        tenancy.owner,
-        [
-            ("We use PostgreSQL advisory locks to serialise the billing run.", "decision"),
-            ("Billing exports are written as Parquet to the archive bucket.", "convention"),
-            ("The billing run starts at 01:00 UTC and takes about forty minutes.", "fact"),
-            ("Migrate the invoice PDFs to the new renderer.", "task"),
-            ("Should refunds reopen the billing period?", "open_question"),
-            ("Frontend components are named in PascalCase.", "convention"),
-            ("We picked Tailwind for the dashboard styles.", "decision"),
-            ("Rename the legacy cron jobs.", "task"),
-        ],
-        scope=team,
-    )
-    by_text = {m.content.split()[0] + str(i): m for i, m in enumerate(memories)}
-    age(memories[6], 40)  # an old decision: not recent
-    age(memories[7], 20)  # the oldest open loop
-    age(memories[3], 5)
-    return by_text, memories
 
 
 def test_sections_relevant_recent_and_open_loops(owner, project):
@@ -226,81 +184,3 @@ def test_bad_input_names_the_field(owner, kwargs, field):
     with pytest.raises(ValidationFailed) as refused:
         build_context(actor=owner, **kwargs)
     assert refused.value.field == field
-
-
-# REST
-
-
-def test_rest_context_and_briefing(tenancy, api, project):
-    client = api(tenancy.owner)
-    response = client.post(
-        "/api/v1/context", {"topic": "billing run", "max_tokens": 300}, format="json"
-    )
-    assert response.status_code == 200, response.json()
-    body = response.json()
-    assert body["tokens"] <= 300 and body["markdown"].startswith("# Context")
-    assert [s["name"] for s in body["sections"]] == ["relevant", "recent", "open_loops"]
-    response = client.get("/api/v1/briefing", {"max_tokens": 300})
-    assert response.status_code == 200 and response.json()["tokens"] <= 300
-    assert client.get("/api/v1/briefing").json()["max_tokens"] == 2000
-
-
-@pytest.mark.parametrize(
-    ("body", "field"),
-    [
-        ({"topic": ""}, "topic"),
-        ({}, "topic"),
-        ({"topic": "x", "max_tokens": 50}, "max_tokens"),
-        ({"topic": "x", "max_tokens": 40_000}, "max_tokens"),
-        ({"topic": "x", "max_tokens": "300"}, "max_tokens"),
-        ({"topic": "x", "scopes": "scp_x"}, "scopes"),
-        ({"topic": "x", "extra": 1}, "extra"),
-    ],
-)
-def test_rest_context_bad_input(tenancy, api, body, field):
-    response = api(tenancy.owner).post("/api/v1/context", body, format="json")
-    assert response.status_code == 400, response.json()
-    assert field in response.json()["error"]["details"]
-
-
-@pytest.mark.parametrize(
-    ("params", "field"),
-    [({"max_tokens": "99"}, "max_tokens"), ({"max_tokens": "lots"}, "max_tokens"), ({"x": 1}, "x")],
-)
-def test_rest_briefing_bad_input(tenancy, api, params, field):
-    response = api(tenancy.owner).get("/api/v1/briefing", params)
-    assert response.status_code == 400
-    assert field in response.json()["error"]["details"]
-
-
-def test_rest_outsider_gets_404_for_a_foreign_scope(tenancy, api, team, project):
-    client = api(tenancy.outsider)
-    context = client.post("/api/v1/context", {"topic": "billing", "scopes": [team]}, format="json")
-    assert context.status_code == 404 and "scopes" in context.json()["error"]["details"]
-    brief = client.get("/api/v1/briefing", {"scopes": team})
-    assert brief.status_code == 404 and "scopes" in brief.json()["error"]["details"]
-    mine = client.post("/api/v1/context", {"topic": "billing"}, format="json").json()
-    assert all(not s["rows"] for s in mine["sections"])
-
-
-def test_rest_reader_and_read_only_token_get_context(tenancy, api, team, project):
-    for client in (api(tenancy.reader), api(tenancy.owner, read_only=True)):
-        context = client.post(
-            "/api/v1/context", {"topic": "billing", "scopes": [team]}, format="json"
-        )
-        assert context.status_code == 200 and context.json()["sections"][0]["rows"]
-        brief = client.get("/api/v1/briefing", {"scopes": team})
-        assert brief.status_code == 200 and brief.json()["sections"][0]["rows"]
-
-
-def test_rest_revoked_token_gets_401(tenancy):
-    from rest_framework.test import APIClient
-
-    from scopes.services import token_create, token_revoke
-
-    created = token_create(actor=Actor(user=tenancy.owner), name="t")
-    token_revoke(actor=Actor(user=tenancy.owner), token=created.token)
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Bearer {created.secret}")
-    assert client.post("/api/v1/context", {"topic": "x"}, format="json").status_code == 401
-    assert client.get("/api/v1/briefing").status_code == 401

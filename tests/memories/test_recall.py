@@ -1,12 +1,9 @@
-"""recall(): fusion and ranking, decay, kinds, the full-text fallback, scopes, windows, REST."""
+"""recall(): fusion, ranking, decay, kinds, full text, scopes, windows; REST in test_recall_api."""
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 import numpy as np
 import pytest
-from django.utils import timezone
 
 from memories import tasks
 from memories.embeddings import embed_query
@@ -15,39 +12,17 @@ from memories.recall import inputs as search
 from memories.recall import sql as search_sql
 from memories.recall.recall import recall
 from memories.services import lifecycle
-from memories.services.remember import RememberInput, memory_remember_many
 from tests.factories import make_scope
+from tests.memories.recall_support import age, ids, remember_all
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import NotFound, ValidationFailed
 
 TEXT = search_sql.PRODUCT.text_weight
 
 
-def remember_all(user, items, *, scope=None):
-    """Remember (content, kind) pairs as `user` in `scope`; returns the memories in order."""
-    requests = [RememberInput(content=c, kind=k, scope=scope) for c, k in items]
-    results = memory_remember_many(actor=Actor(user=user), requests=requests)
-    for item in results:
-        assert item.error is None, item.error
-    return [item.result.memory for item in results]
-
-
-def age(memory, days):
-    Memory.objects.filter(pk=memory.pk).update(created_at=timezone.now() - timedelta(days=days))
-
-
-def ids(hits):
-    return [hit.id for hit in hits]
-
-
 @pytest.fixture
 def owner(tenancy):
     return Actor(user=tenancy.owner)
-
-
-@pytest.fixture
-def team(tenancy):
-    return tenancy.team.public_id
 
 
 def test_a_hit_says_what_it_is(tenancy, owner, team):
@@ -320,83 +295,3 @@ def test_bad_input_names_the_field(owner, kwargs, field):
     with pytest.raises(ValidationFailed) as refused:
         recall(actor=owner, **kwargs)
     assert refused.value.field == field
-
-
-# REST
-
-
-def post_recall(client, body):
-    return client.post("/api/v1/recall", body, format="json")
-
-
-def test_rest_recall(tenancy, api, team):
-    remember_all(tenancy.owner, [("Logs go to stderr in JSON.", "convention")], scope=team)
-    response = post_recall(api(tenancy.owner), {"query": "where do logs go", "k": 5})
-    assert response.status_code == 200, response.json()
-    body = response.json()
-    assert body["query"] == "where do logs go"
-    [hit] = body["results"]
-    assert hit["kind"] == "convention" and hit["scope"] == team and hit["similarity"] > 0.3
-
-
-@pytest.mark.parametrize(
-    ("body", "field"),
-    [
-        ({"query": ""}, "query"),
-        ({"query": "   "}, "query"),
-        ({}, "query"),
-        ({"query": 7}, "query"),
-        ({"query": "ok", "k": 0}, "k"),
-        ({"query": "ok", "k": 51}, "k"),
-        ({"query": "ok", "k": "10"}, "k"),
-        ({"query": "ok", "kinds": ["rumour"]}, "kinds"),
-        ({"query": "ok", "kinds": "fact"}, "kinds"),
-        ({"query": "ok", "scopes": "scp_x"}, "scopes"),
-        ({"query": "ok", "mode": "vector"}, "mode"),
-    ],
-)
-def test_rest_bad_input_names_the_field(tenancy, api, body, field):
-    response = post_recall(api(tenancy.owner), body)
-    assert response.status_code == 400, response.json()
-    assert field in response.json()["error"]["details"]
-
-
-def test_rest_outsider_gets_404_for_a_foreign_scope(tenancy, api, team):
-    remember_all(tenancy.owner, [("Secret roadmap: launch in May.", "decision")], scope=team)
-    client = api(tenancy.outsider)
-    for scopes in ([team], ["scp_doesnotexist"]):
-        response = post_recall(client, {"query": "roadmap launch", "scopes": scopes})
-        assert response.status_code == 404
-        assert "scopes" in response.json()["error"]["details"]
-    assert post_recall(client, {"query": "roadmap launch"}).json()["results"] == []
-
-
-def test_rest_reader_and_read_only_token_can_recall(tenancy, api, team):
-    [memory] = remember_all(
-        tenancy.owner, [("Releases are cut on Tuesdays.", "convention")], scope=team
-    )
-    for client in (api(tenancy.reader), api(tenancy.owner, read_only=True)):
-        response = post_recall(client, {"query": "release day", "scopes": [team]})
-        assert response.status_code == 200
-        assert [hit["id"] for hit in response.json()["results"]] == [memory.public_id]
-
-
-def test_rest_scope_restricted_token_sees_only_its_scopes(tenancy, api, team):
-    remember_all(tenancy.owner, [("Team: releases on Tuesdays.", "convention")], scope=team)
-    remember_all(tenancy.owner, [("Personal: releases bore me.", "preference")])
-    client = api(tenancy.owner, scopes=[tenancy.team])
-    hits = post_recall(client, {"query": "releases"}).json()["results"]
-    assert {hit["scope"] for hit in hits} == {team}
-
-
-def test_rest_revoked_token_gets_401(tenancy):
-    from rest_framework.test import APIClient
-
-    from scopes.services import token_create, token_revoke
-
-    created = token_create(actor=Actor(user=tenancy.owner), name="t")
-    token_revoke(actor=Actor(user=tenancy.owner), token=created.token)
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Bearer {created.secret}")
-    response = post_recall(client, {"query": "anything"})
-    assert response.status_code == 401

@@ -6,7 +6,7 @@ import pytest
 
 from memories.recall.recall import recall
 from tests.factories import make_scope
-from tests.memories.test_recall import remember_all
+from tests.memories.recall_support import remember_all
 from zeromemory.core.actor import Actor
 
 QUESTION = "which project is called kestrel on the deploy script server"
