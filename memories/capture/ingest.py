@@ -17,7 +17,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
-from memories.activity import Logged, logs_read
+from memories.activity_logged import Logged, logs_read
 from memories.capture.service import new_claim
 from memories.capture.tasks import enqueue_extraction
 from memories.guard import redact_secrets

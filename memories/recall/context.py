@@ -24,7 +24,7 @@ from typing import Any
 
 from django.utils.translation import gettext as _
 
-from memories.activity import Logged, logs_read
+from memories.activity_logged import Logged, logs_read
 from memories.models import ActivityOperation
 from memories.recall.budget import (
     DEFAULT_TOKENS,

@@ -45,7 +45,7 @@ from django.db import connection
 from pydantic import Field
 
 from memories import embeddings
-from memories.activity import Logged, logs_read
+from memories.activity_logged import Logged, logs_read
 from memories.models import ActivityOperation
 from memories.recall.inputs import (
     DEFAULT_K,

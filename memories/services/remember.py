@@ -20,7 +20,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
-from memories.activity import logs_remember
+from memories.activity_logged import logs_remember
 from memories.canonical.service import new_claim
 from memories.canonical.tasks import enqueue_canonicalization
 from memories.embeddings import embed_contents

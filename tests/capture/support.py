@@ -42,3 +42,11 @@ def ingest(client, content: str, **extra):
 
 def chunk_of(response) -> Chunk:
     return Chunk.objects.get(public_id=response.json()["chunk"]["id"])
+
+
+def run(client, text, capture, **extra) -> Chunk:
+    """Ingest, then run the queued extraction inline."""
+    with capture(execute=True):
+        response = ingest(client, text, **extra)
+    assert response.status_code == 202, response.json()
+    return chunk_of(response)

@@ -9,8 +9,8 @@ import pytest
 from django.utils import timezone
 
 from memories.capture import service, tasks
-from memories.models import Chunk, ChunkStatus, Memory, Provenance
-from tests.capture.support import candidate, chunk_of, claude_code_chunk, ingest
+from memories.models import ChunkStatus, Memory, Provenance
+from tests.capture.support import candidate, claude_code_chunk, ingest, run
 from tests.fakes.anthropic_api import (
     delay,
     malformed_tool_input,
@@ -27,26 +27,6 @@ DECISION = candidate(
     0.95,
     EVIDENCE,
 )
-
-
-@pytest.fixture
-def writer(tenancy, api):
-    return api(tenancy.writer)
-
-
-def run(client, text, capture, **extra) -> Chunk:
-    """Ingest, then run the queued extraction inline."""
-    with capture(execute=True):
-        response = ingest(client, text, **extra)
-    assert response.status_code == 202, response.json()
-    return chunk_of(response)
-
-
-@pytest.fixture
-def extract(writer, sync_tasks, django_capture_on_commit_callbacks):
-    return lambda text=None, **extra: run(
-        writer, text or claude_code_chunk(), django_capture_on_commit_callbacks, **extra
-    )
 
 
 def test_a_kept_candidate_becomes_a_memory_with_the_chunk_in_provenance(
@@ -258,49 +238,3 @@ def test_chunk_text_is_purged_after_the_retention(fake_anthropic, settings, extr
     assert service.purge_chunk_contents(now=later) == 1
     chunk.refresh_from_db()
     assert chunk.content == "" and chunk.chunk_hash and chunk.memory_ids
-
-
-def test_the_admin_lists_chunks_and_retries_failed_ones(
-    tenancy, fake_anthropic, extract, client, django_capture_on_commit_callbacks
-):
-    fake_anthropic.script(status(403), memories_answer([DECISION]))
-    chunk = extract()
-    chunk.refresh_from_db()
-    assert chunk.status == ChunkStatus.FAILED
-    staff = type(tenancy.owner).objects.create_user(
-        "staff", password="x", is_staff=True, is_superuser=True
-    )
-    client.force_login(staff)
-    page = client.get("/admin/memories/chunk/?status=failed")
-    assert page.status_code == 200 and chunk.public_id in page.content.decode()
-    with django_capture_on_commit_callbacks(execute=True):
-        answer = client.post(
-            "/admin/memories/chunk/",
-            {"action": "retry_extraction", "_selected_action": [chunk.pk]},
-        )
-    assert answer.status_code == 302
-    chunk.refresh_from_db()
-    assert chunk.status == ChunkStatus.EXTRACTED and chunk.kept == 1
-
-
-def test_ingest_writes_an_activity_row(tenancy, writer, settings):
-    settings.ANTHROPIC_API_KEY = ""
-    chunk = ingest(writer, "user: we keep the changelog in CHANGELOG.md.").json()["chunk"]
-    rows = writer.get("/api/v1/activity?operation=ingest").json()["results"]
-    assert [row["results"] for row in rows] == [[{"id": chunk["id"], "duplicate": False}]]
-
-
-def test_the_ingest_page_shows_chunks_and_their_memories_in_the_users_language(
-    tenancy, fake_anthropic, extract, client
-):
-    fake_anthropic.script(memories_answer([DECISION]))
-    chunk = extract()
-    chunk.refresh_from_db()
-    client.force_login(tenancy.writer)
-    page = client.get("/ingest/", HTTP_ACCEPT_LANGUAGE="de").content.decode()
-    assert chunk.public_id in page and chunk.memory_ids[0] in page
-    assert "Extrahiert" in page and "Transkript" in page
-    memory_page = client.get(f"/memories/{chunk.memory_ids[0]}/").content.decode()
-    assert f"#{chunk.public_id}" in memory_page
-    detail = client.get(f"/api/v1/memories/{chunk.memory_ids[0]}")
-    assert detail.json()["provenance"][0]["chunk"] == chunk.public_id

@@ -12,11 +12,6 @@ from memories.models import Chunk
 from tests.capture.support import chunk_of, claude_code_chunk, ingest
 
 
-@pytest.fixture
-def writer(tenancy, api):
-    return api(tenancy.writer)
-
-
 def test_a_chunk_is_stored_and_answered_at_once(tenancy, writer, settings):
     settings.ANTHROPIC_API_KEY = ""
     text = claude_code_chunk()

@@ -15,7 +15,8 @@ The callers (columns):
 Expectations: an HTTP status, OK (2xx, or a redirect on the dashboard), LOGIN (the dashboard
 sends the caller to sign in: a token is not a dashboard credential), or an MCP error code. Every
 OK answer to outsider, restricted and removed must also not contain the team's ids or text.
-`tests/security/test_tenancy_matrix.py` fails when a route, page or tool has no row here.
+The dashboard's rows are in `surfaces_pages.py`, the MCP tools' in `surfaces_tools.py`;
+`tests/security/test_tenancy_matrix.py` fails when a route, page or tool has no row.
 """
 
 from __future__ import annotations
@@ -45,19 +46,6 @@ ACCOUNT_READ = expect()  # answers only the caller's own things: checked for lea
 ACCOUNT_WRITE = expect(read_only=403, restricted=403)
 TOKEN_READ = expect(outsider=404, reader=404, restricted=403, removed=404)
 TOKEN_WRITE = expect(outsider=404, reader=404, read_only=403, restricted=403, removed=404)
-
-# Dashboard presets: sessions only; a bearer token without a session is sent to sign in.
-_NO_TOKENS = {"read_only": LOGIN, "restricted": LOGIN, "revoked": LOGIN}
-PAGE_ACCOUNT = expect(**_NO_TOKENS)
-PAGE_TEAM_READ = expect(outsider=404, removed=404, **_NO_TOKENS)
-PAGE_TEAM_WRITE = expect(outsider=404, reader=403, removed=404, **_NO_TOKENS)
-PAGE_PUBLIC = dict.fromkeys(ACTORS, OK)
-
-# MCP presets (tool error codes).
-TOOL_READ = expect(outsider="not_found", restricted="not_found", removed="not_found")
-TOOL_READ.update(revoked="unauthorized")
-TOOL_WRITE = dict(TOOL_READ, reader="forbidden", read_only="forbidden")
-TOOL_ACCOUNT = expect(revoked="unauthorized")
 
 
 @dataclass(frozen=True)
@@ -195,106 +183,6 @@ IMPORT_ITEM = expect(
 )
 
 
-def _page(route, method, path, preset, body=None, note=""):
-    return Row(
-        route=f"dashboard:{route}", method=method, path=path, expect=preset, body=body, note=note
-    )
-
-
-PAGE_MEMBER = "/scopes/{team}/members/{member}"
-DASHBOARD_ROWS = [
-    _page("home", "get", "/", PAGE_ACCOUNT),
-    _page("home", "get", "/?q=vault+word", PAGE_ACCOUNT, note="search across readable scopes"),
-    _page(
-        "home",
-        "get",
-        "/?scope={team}",
-        expect(outsider=404, removed=404, **_NO_TOKENS),
-        note="a scope the caller cannot read answers 404 like a missing one",
-    ),
-    _page("remember", "get", "/remember/", PAGE_ACCOUNT),
-    _page(
-        "remember",
-        "post",
-        "/remember/",
-        expect(outsider=422, reader=422, removed=422, **_NO_TOKENS),
-        {"content": "Lint on push.", "kind": "convention", "scope": "{team}"},
-        note="only writable scopes are choices",
-    ),
-    _page("memory", "get", "/memories/{memory}/", PAGE_TEAM_READ),
-    _page(
-        "memory_edit",
-        "post",
-        "/memories/{memory}/edit/",
-        PAGE_TEAM_WRITE,
-        {"content": "The vault word is heliotrope-4417, rotated.", "kind": "fact"},
-    ),
-    _page(
-        "memory_forget",
-        "post",
-        "/memories/{memory}/forget/",
-        PAGE_TEAM_WRITE,
-        {"reason": "Outdated."},
-    ),
-    _page("memory_restore", "post", "/memories/{forgotten}/restore/", PAGE_TEAM_WRITE),
-    _page("scopes", "get", "/scopes/", PAGE_ACCOUNT),
-    _page("scopes", "post", "/scopes/", PAGE_ACCOUNT, {"name": "N", "slug": "n", "kind": "team"}),
-    _page("scope", "get", "/scopes/{team}/", PAGE_TEAM_READ),
-    _page(
-        "scope_rename",
-        "post",
-        "/scopes/{team}/rename/",
-        PAGE_TEAM_WRITE,
-        {"name": "Renamed", "slug": "renamed"},
-    ),
-    _page(
-        "scope_delete",
-        "post",
-        "/scopes/{team}/delete/",
-        PAGE_TEAM_WRITE,
-        note="holds memories: the owner is told so",
-    ),
-    _page(
-        "scope_leave",
-        "post",
-        "/scopes/{team}/leave/",
-        expect(outsider=404, removed=404, **_NO_TOKENS),
-        note="any member may leave; the last admin is told no",
-    ),
-    _page(
-        "member_add",
-        "post",
-        "/scopes/{team}/members/",
-        PAGE_TEAM_WRITE,
-        {"username": "stranger", "role": "10"},
-    ),
-    _page("member_role", "post", PAGE_MEMBER + "/role/", PAGE_TEAM_WRITE, {"role": "10"}),
-    _page("member_remove", "post", PAGE_MEMBER + "/remove/", PAGE_TEAM_WRITE),
-    _page("activity", "get", "/activity/", PAGE_ACCOUNT),
-    _page("ingest", "get", "/ingest/", PAGE_ACCOUNT),
-    _page(
-        "ingest_retry",
-        "post",
-        "/ingest/{chunk}/retry/",
-        expect(outsider=404, reader=404, removed=404, **_NO_TOKENS),
-        note="a chunk is its user's own",
-    ),
-    _page("tokens", "get", "/tokens/", PAGE_ACCOUNT),
-    _page("tokens", "post", "/tokens/", PAGE_ACCOUNT, {"name": "ci"}),
-    _page(
-        "token_revoke",
-        "post",
-        "/tokens/{token}/revoke/",
-        expect(outsider=404, reader=404, removed=404, **_NO_TOKENS),
-    ),
-    _page("password_change", "get", "/password/", PAGE_ACCOUNT),
-    _page("password_change_done", "get", "/password/done/", PAGE_ACCOUNT),
-    _page("login", "get", "/login/", PAGE_PUBLIC),
-    _page("logout", "post", "/logout/", PAGE_PUBLIC),
-    _page("signup", "get", "/signup/", PAGE_PUBLIC),
-    _page("set_language", "post", "/language/", PAGE_PUBLIC, {"language": "de"}),
-]
-
 # Routes outside the tenancy table, with the reason.
 EXEMPT = {
     "healthz": "public liveness probe; answers no tenant data",
@@ -304,27 +192,3 @@ EXEMPT = {
     "api-docs": "public API documentation page",
     "admin:*": "Django admin: staff only, with Django's own permission checks (tested apart)",
 }
-
-
-def _tool(name, preset, arguments, note=""):
-    return Row(route=name, method="call", path=name, expect=preset, body=arguments, note=note)
-
-
-TOOL_ROWS = [
-    _tool(
-        "remember",
-        TOOL_WRITE,
-        {"content": "Lint runs on every push.", "kind": "convention", "scope": "{team}"},
-    ),
-    _tool("recall", TOOL_READ, {"query": "vault word", "scopes": ["{team}"]}),
-    _tool("build_context", TOOL_READ, {"topic": "vault word", "scopes": ["{team}"]}),
-    _tool("briefing", TOOL_READ, {"scopes": ["{team}"]}),
-    _tool("forget", TOOL_WRITE, {"memory_id": "{memory}", "reason": "Outdated."}),
-    _tool("restore", TOOL_WRITE, {"memory_id": "{forgotten}"}),
-    _tool("list_scopes", TOOL_ACCOUNT, {}),
-    _tool(
-        "ingest",
-        TOOL_WRITE,
-        {"content": "user: the vault moved again.", "source_kind": "transcript", "scope": "{team}"},
-    ),
-]

@@ -17,7 +17,9 @@ import pytest
 from django.db import transaction
 
 from tests.mcp_inproc import call_tool, structured
-from tests.security.surfaces import API_ROWS, DASHBOARD_ROWS, OK, TOOL_ROWS, Row
+from tests.security.surfaces import API_ROWS, OK, Row
+from tests.security.surfaces_pages import DASHBOARD_ROWS
+from tests.security.surfaces_tools import TOOL_ROWS
 from tests.security.world import build_world
 
 DEEP = json.loads("[" * 40 + "]" * 40)

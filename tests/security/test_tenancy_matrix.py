@@ -19,14 +19,14 @@ from tests.security.surfaces import (
     API_ROWS,
     BATCH_ITEM,
     BLIND,
-    DASHBOARD_ROWS,
     EXEMPT,
     IMPORT_ITEM,
     LOGIN,
     OK,
-    TOOL_ROWS,
     Row,
 )
+from tests.security.surfaces_pages import DASHBOARD_ROWS
+from tests.security.surfaces_tools import TOOL_ROWS
 from tests.security.world import build_world
 
 METHODS = ("get", "post", "put", "patch", "delete")

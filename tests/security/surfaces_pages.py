@@ -1,0 +1,113 @@
+"""The dashboard's rows of the tenancy table (see `tests.security.surfaces`): sessions only; a
+bearer token without a session is sent to sign in."""
+
+from __future__ import annotations
+
+from tests.security.surfaces import ACTORS, LOGIN, OK, Row, expect
+
+_NO_TOKENS = {"read_only": LOGIN, "restricted": LOGIN, "revoked": LOGIN}
+PAGE_ACCOUNT = expect(**_NO_TOKENS)
+PAGE_TEAM_READ = expect(outsider=404, removed=404, **_NO_TOKENS)
+PAGE_TEAM_WRITE = expect(outsider=404, reader=403, removed=404, **_NO_TOKENS)
+PAGE_PUBLIC = dict.fromkeys(ACTORS, OK)
+
+
+def _page(route, method, path, preset, body=None, note=""):
+    return Row(
+        route=f"dashboard:{route}", method=method, path=path, expect=preset, body=body, note=note
+    )
+
+
+PAGE_MEMBER = "/scopes/{team}/members/{member}"
+DASHBOARD_ROWS = [
+    _page("home", "get", "/", PAGE_ACCOUNT),
+    _page("home", "get", "/?q=vault+word", PAGE_ACCOUNT, note="search across readable scopes"),
+    _page(
+        "home",
+        "get",
+        "/?scope={team}",
+        expect(outsider=404, removed=404, **_NO_TOKENS),
+        note="a scope the caller cannot read answers 404 like a missing one",
+    ),
+    _page("remember", "get", "/remember/", PAGE_ACCOUNT),
+    _page(
+        "remember",
+        "post",
+        "/remember/",
+        expect(outsider=422, reader=422, removed=422, **_NO_TOKENS),
+        {"content": "Lint on push.", "kind": "convention", "scope": "{team}"},
+        note="only writable scopes are choices",
+    ),
+    _page("memory", "get", "/memories/{memory}/", PAGE_TEAM_READ),
+    _page(
+        "memory_edit",
+        "post",
+        "/memories/{memory}/edit/",
+        PAGE_TEAM_WRITE,
+        {"content": "The vault word is heliotrope-4417, rotated.", "kind": "fact"},
+    ),
+    _page(
+        "memory_forget",
+        "post",
+        "/memories/{memory}/forget/",
+        PAGE_TEAM_WRITE,
+        {"reason": "Outdated."},
+    ),
+    _page("memory_restore", "post", "/memories/{forgotten}/restore/", PAGE_TEAM_WRITE),
+    _page("scopes", "get", "/scopes/", PAGE_ACCOUNT),
+    _page("scopes", "post", "/scopes/", PAGE_ACCOUNT, {"name": "N", "slug": "n", "kind": "team"}),
+    _page("scope", "get", "/scopes/{team}/", PAGE_TEAM_READ),
+    _page(
+        "scope_rename",
+        "post",
+        "/scopes/{team}/rename/",
+        PAGE_TEAM_WRITE,
+        {"name": "Renamed", "slug": "renamed"},
+    ),
+    _page(
+        "scope_delete",
+        "post",
+        "/scopes/{team}/delete/",
+        PAGE_TEAM_WRITE,
+        note="holds memories: the owner is told so",
+    ),
+    _page(
+        "scope_leave",
+        "post",
+        "/scopes/{team}/leave/",
+        expect(outsider=404, removed=404, **_NO_TOKENS),
+        note="any member may leave; the last admin is told no",
+    ),
+    _page(
+        "member_add",
+        "post",
+        "/scopes/{team}/members/",
+        PAGE_TEAM_WRITE,
+        {"username": "stranger", "role": "10"},
+    ),
+    _page("member_role", "post", PAGE_MEMBER + "/role/", PAGE_TEAM_WRITE, {"role": "10"}),
+    _page("member_remove", "post", PAGE_MEMBER + "/remove/", PAGE_TEAM_WRITE),
+    _page("activity", "get", "/activity/", PAGE_ACCOUNT),
+    _page("ingest", "get", "/ingest/", PAGE_ACCOUNT),
+    _page(
+        "ingest_retry",
+        "post",
+        "/ingest/{chunk}/retry/",
+        expect(outsider=404, reader=404, removed=404, **_NO_TOKENS),
+        note="a chunk is its user's own",
+    ),
+    _page("tokens", "get", "/tokens/", PAGE_ACCOUNT),
+    _page("tokens", "post", "/tokens/", PAGE_ACCOUNT, {"name": "ci"}),
+    _page(
+        "token_revoke",
+        "post",
+        "/tokens/{token}/revoke/",
+        expect(outsider=404, reader=404, removed=404, **_NO_TOKENS),
+    ),
+    _page("password_change", "get", "/password/", PAGE_ACCOUNT),
+    _page("password_change_done", "get", "/password/done/", PAGE_ACCOUNT),
+    _page("login", "get", "/login/", PAGE_PUBLIC),
+    _page("logout", "post", "/logout/", PAGE_PUBLIC),
+    _page("signup", "get", "/signup/", PAGE_PUBLIC),
+    _page("set_language", "post", "/language/", PAGE_PUBLIC, {"language": "de"}),
+]

@@ -1,0 +1,35 @@
+"""The MCP tools' rows of the tenancy table (see `tests.security.surfaces`); expectations are
+tool error codes."""
+
+from __future__ import annotations
+
+from tests.security.surfaces import Row, expect
+
+TOOL_READ = expect(outsider="not_found", restricted="not_found", removed="not_found")
+TOOL_READ.update(revoked="unauthorized")
+TOOL_WRITE = dict(TOOL_READ, reader="forbidden", read_only="forbidden")
+TOOL_ACCOUNT = expect(revoked="unauthorized")
+
+
+def _tool(name, preset, arguments, note=""):
+    return Row(route=name, method="call", path=name, expect=preset, body=arguments, note=note)
+
+
+TOOL_ROWS = [
+    _tool(
+        "remember",
+        TOOL_WRITE,
+        {"content": "Lint runs on every push.", "kind": "convention", "scope": "{team}"},
+    ),
+    _tool("recall", TOOL_READ, {"query": "vault word", "scopes": ["{team}"]}),
+    _tool("build_context", TOOL_READ, {"topic": "vault word", "scopes": ["{team}"]}),
+    _tool("briefing", TOOL_READ, {"scopes": ["{team}"]}),
+    _tool("forget", TOOL_WRITE, {"memory_id": "{memory}", "reason": "Outdated."}),
+    _tool("restore", TOOL_WRITE, {"memory_id": "{forgotten}"}),
+    _tool("list_scopes", TOOL_ACCOUNT, {}),
+    _tool(
+        "ingest",
+        TOOL_WRITE,
+        {"content": "user: the vault moved again.", "source_kind": "transcript", "scope": "{team}"},
+    ),
+]
