@@ -79,10 +79,7 @@ class MemoryListView(APIView):
     )
     def get(self, request):
         actor = actor_for_request(request)
-        query = self.Filters(data=request.query_params.dict())
-        query.is_valid(raise_exception=True)
-        data = dict(query.validated_data)
-        page = PagedQuery.page(data)
+        data, page = self.Filters.read(request.query_params)
         if data.get("kind"):
             kind_for_slug(data["kind"])
         found, next_cursor = selectors.memory_list(

@@ -151,10 +151,7 @@ class ActivityListView(APIView):
     )
     def get(self, request):
         actor = actor_for_request(request)
-        query = self.Filters(data=request.query_params.dict())
-        query.is_valid(raise_exception=True)
-        data = dict(query.validated_data)
-        page = PagedQuery.page(data)
+        data, page = self.Filters.read(request.query_params)
         found, next_cursor = activity.activity_list(
             actor=actor, filters=activity.ActivityFilters(**data), page=page
         )

@@ -47,14 +47,18 @@ class StrictBooleanField(serializers.BooleanField):
 
 
 class PagedQuery(StrictSerializer):
-    """Query parameters of a list: the cursor of the previous page and the page size.
-    `page(validated)` takes both out of the validated data and returns the `Page`."""
+    """Query parameters of a list: the cursor of the previous page and the page size, beside the
+    list's own filters (a subclass declares them)."""
 
     cursor = StrictCharField(required=False, max_length=40)
     limit = serializers.IntegerField(
         required=False, min_value=1, max_value=MAX_LIMIT, default=DEFAULT_LIMIT
     )
 
-    @staticmethod
-    def page(validated: dict) -> Page:
-        return Page(cursor=validated.pop("cursor", None), limit=validated.pop("limit"))
+    @classmethod
+    def read(cls, query_params) -> tuple[dict, Page]:
+        """The validated filters (a 400 naming the parameter otherwise) and the page asked for."""
+        query = cls(data=query_params.dict())
+        query.is_valid(raise_exception=True)
+        filters = dict(query.validated_data)
+        return filters, Page(cursor=filters.pop("cursor", None), limit=filters.pop("limit"))
