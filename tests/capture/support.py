@@ -31,22 +31,38 @@ def claude_code_chunk(name: str = "claude-code-session.jsonl") -> str:
     return "\n\n".join(turns)
 
 
+def codex_chunk(name: str = "codex-rollout.jsonl") -> str:
+    """User and assistant text of a Codex rollout (reasoning, function calls and their output,
+    and the environment context left out), as the watcher sends it."""
+    turns = []
+    for line in (TRANSCRIPTS / name).read_text(encoding="utf-8").splitlines():
+        entry = json.loads(line)
+        payload = entry.get("payload", {})
+        if entry.get("type") != "response_item" or payload.get("type") != "message":
+            continue
+        for block in payload.get("content", []):
+            text = block.get("text", "")
+            if block.get("type") in ("input_text", "output_text") and not text.startswith("<"):
+                turns.append(f"{payload['role']}: {text}")
+    return "\n\n".join(turns)
+
+
 def candidate(content: str, kind: str, confidence: float, evidence: str) -> dict[str, Any]:
     return {"content": content, "kind": kind, "confidence": confidence, "evidence": evidence}
 
 
-def ingest(client, content: str, **extra):
+def ingest(api_client, content: str, **extra):
     body = {"content": content, "source_kind": "transcript", "client": "claude-code", **extra}
-    return client.post("/api/v1/ingest", body, format="json")
+    return api_client.post("/api/v1/ingest", body, format="json")
 
 
 def chunk_of(response) -> Chunk:
     return Chunk.objects.get(public_id=response.json()["chunk"]["id"])
 
 
-def run(client, text, capture, **extra) -> Chunk:
+def run(api_client, text, capture, **extra) -> Chunk:
     """Ingest, then run the queued extraction inline."""
     with capture(execute=True):
-        response = ingest(client, text, **extra)
+        response = ingest(api_client, text, **extra)
     assert response.status_code == 202, response.json()
     return chunk_of(response)

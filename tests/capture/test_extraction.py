@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from memories.capture import service, tasks
 from memories.models import ChunkStatus, Memory, Provenance
-from tests.capture.support import candidate, claude_code_chunk, ingest, run
+from tests.capture.support import candidate, claude_code_chunk, codex_chunk, ingest, run
 from tests.fakes.anthropic_api import (
     delay,
     malformed_tool_input,
@@ -238,3 +238,26 @@ def test_chunk_text_is_purged_after_the_retention(fake_anthropic, settings, extr
     assert service.purge_chunk_contents(now=later) == 1
     chunk.refresh_from_db()
     assert chunk.content == "" and chunk.chunk_hash and chunk.memory_ids
+
+
+def test_a_codex_transcript_yields_its_decision_with_the_evidence(fake_anthropic, extract):
+    text = codex_chunk()
+    assert "function_call" not in text and "Check the test config" not in text
+    evidence = "Keep the test Redis on database 1 always"
+    fake_anthropic.script(
+        memories_answer(
+            [
+                candidate(
+                    "The API's tests use Redis database 1, never database 0.",
+                    "convention",
+                    0.9,
+                    evidence,
+                )
+            ]
+        )
+    )
+    chunk = extract(text, client="codex", source_path="/home/dev/api")
+    chunk.refresh_from_db()
+    assert chunk.kept == 1
+    [memory] = Memory.objects.all()
+    assert Provenance.objects.get(memory=memory).verbatim == evidence
