@@ -148,6 +148,7 @@ def every_page(tenancy, memories):
         (True, "/scopes/"),
         (True, f"/scopes/{team}/"),
         (True, "/activity/"),
+        (True, "/ingest/"),
         (True, "/tokens/"),
         (True, "/password/"),
         (True, "/memories/mem_missing/"),
