@@ -140,25 +140,27 @@ class Served:
     def children(self) -> list[psutil.Process]:
         return psutil.Process(self.process.pid).children()
 
-    def find_child(self, marker: str) -> psutil.Process | None:
-        """The live direct child whose command line contains `marker` (uvicorn, qcluster)."""
+    def children_matching(self, marker: str) -> list[psutil.Process]:
+        """The live direct children whose command line contains `marker` (zeromemory.web,
+        qcluster), oldest first."""
         found = []
         for proc in self.children():
             with contextlib.suppress(psutil.NoSuchProcess):
                 if marker in " ".join(proc.cmdline()) and proc.status() != psutil.STATUS_ZOMBIE:
                     found.append(proc)
-        assert len(found) <= 1, found
-        return found[0] if found else None
+        return sorted(found, key=lambda proc: proc.create_time())
 
     def child(self, marker: str) -> psutil.Process:
-        found = self.find_child(marker)
-        assert found is not None, f"no {marker} child:\n{self.log()}"
-        return found
+        found = self.children_matching(marker)
+        assert found, f"no {marker} child:\n{self.log()}"
+        return found[0]
 
-    def restarted(self, marker: str, old: psutil.Process) -> psutil.Process | None:
-        """The child that replaced `old`, once there is one."""
-        new = self.find_child(marker)
-        return new if new is not None and new.pid != old.pid else None
+    def restarted(self, marker: str, before: list[psutil.Process]) -> psutil.Process | None:
+        """A child that replaced one of `before`, once there are as many again."""
+        known = {proc.pid for proc in before}
+        now = self.children_matching(marker)
+        new = [proc for proc in now if proc.pid not in known]
+        return new[0] if new and len(now) == len(before) else None
 
     def processes(self) -> list[psutil.Process]:
         """Every live process on this machine started for this serve (by its ZM_DATA_DIR)."""

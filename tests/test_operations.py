@@ -183,7 +183,7 @@ def test_readyz_and_metrics_of_a_running_service(tmp_path):
         assert metric(text, "zm_http_requests_total", route="mcp", status="401") == 1
 
         # Counts live in files per process: a web process that died still counts once replaced.
-        served.child("uvicorn").send_signal(signal.SIGKILL)
+        served.child("zeromemory.web").send_signal(signal.SIGKILL)
         wait_for(served.answers, timeout=90, what="the restarted web process")
         status, _, text = request(f"{served.url}/metrics", headers=scrape)
         assert status == 200

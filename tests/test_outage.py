@@ -209,8 +209,9 @@ def test_database_outage_answers_unavailable_and_heals(served):
     assert memories == len(set(writer.acknowledged))
 
     log = served.log()
-    assert log.count("database unavailable, answering 503") == 1, log
-    assert log.count("database available again") == 1, log
+    # Once per web process that met the outage, not once per request.
+    assert 1 <= log.count("database unavailable, answering 503") <= settings.WEB_PROCESSES, log
+    assert log.count("database available again") == log.count("answering 503"), log
     assert "Internal Server Error" not in log and "Service Unavailable" not in log, log
     # The only tracebacks are django-q2's pusher, once per reconnect attempt (every 10 s).
     lines = log.splitlines()

@@ -1,13 +1,21 @@
 """The ASGI application: Django (dashboard, REST API, admin) and the MCP endpoint at /mcp, in one
-process on one port. `uvicorn zeromemory.asgi:application` serves both."""
+process on one port. `python -m zeromemory.web` (what `make run` starts) serves both.
+
+Django runs as a WSGI application in a pool of ZM_WEB_THREADS threads (a2wsgi): a request
+crosses from the event loop to a thread once, instead of once per middleware hook as under
+Django's ASGI handler, and each thread keeps its own database connection. MCP is served on the
+event loop itself.
+"""
 
 import os
 
-from django.core.asgi import get_asgi_application
+from a2wsgi import WSGIMiddleware
+from django.conf import settings
+from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "zeromemory.settings")
 
-django_application = get_asgi_application()
+django_application = WSGIMiddleware(get_wsgi_application(), workers=settings.WEB_THREADS)
 
 # A model whose vectors do not fit the embedding column stops the web server at start.
 from memories.embeddings import check_dimension, declared_dimension  # noqa: E402

@@ -122,7 +122,7 @@ DATABASE_URL = env_str("DATABASE_URL")
 if DATABASE_URL:
     import dj_database_url
 
-    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
+    DATABASES = {"default": dj_database_url.parse(DATABASE_URL)}
     EMBEDDED_DATABASE = False
 else:
     from zeromemory import embedded_db
@@ -131,6 +131,11 @@ else:
         "default": embedded_db.django_database_settings(embedded_db.ensure_running(DATA_DIR))
     }
     EMBEDDED_DATABASE = True
+# Each web thread and worker keeps its connection (checked before reuse after an error or
+# an outage), so a request does not pay for starting a PostgreSQL backend; 0 closes it after
+# every request.
+DATABASES["default"]["CONN_MAX_AGE"] = env_int("ZM_DB_CONN_MAX_AGE", 600, minimum=0)
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -237,27 +242,6 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
 }
 
-# Background work: django-q2 with the database as broker (Redis when one is configured).
-Q_WORKERS = env_int("ZM_Q_WORKERS", 2, minimum=1)
-Q_TIMEOUT = env_int("ZM_Q_TIMEOUT", 120, minimum=5)
-Q_CLUSTER: dict[str, object] = {
-    "name": "zeromemory",
-    "workers": Q_WORKERS,
-    "timeout": Q_TIMEOUT,
-    "retry": Q_TIMEOUT + 60,
-    "orm": "default",
-    "poll": 0.5,
-    "catch_up": False,
-    "save_limit": 500,
-    "ack_failures": True,
-    "max_attempts": 1,
-    "sync": False,
-}
-REDIS_URL = env_str("ZM_REDIS_URL")
-if REDIS_URL:
-    Q_CLUSTER.pop("orm")
-    Q_CLUSTER["redis"] = REDIS_URL
-
 # Prometheus metrics at /metrics. Every process (web, worker) writes its counts under the data
 # dir and a scrape adds them up; the variable must be set before prometheus_client is imported.
 METRICS = env_bool("ZM_METRICS", False)
@@ -272,9 +256,8 @@ if METRICS:
 # The product's own knobs: memories, canonical English, capture.
 from zeromemory.settings_product import *  # noqa: E402, F403
 
-# Web server for `manage.py serve`.
-SERVE_HOST = env_str("ZM_HOST", "127.0.0.1")
-SERVE_PORT = env_int("ZM_PORT", 8000, minimum=1)
+# How `manage.py serve` runs: web processes and threads, the django-q2 worker.
+from zeromemory.settings_serving import *  # noqa: E402, F403
 
 LOG_LEVEL = env_str("ZM_LOG_LEVEL", "INFO").upper()
 LOGGING = {

@@ -36,6 +36,8 @@ POLL_SECONDS = 0.2
 class ChildSpec:
     name: str
     argv: Sequence[str]
+    # Descriptors the child inherits (the web processes' shared listening socket).
+    pass_fds: tuple[int, ...] = ()
 
 
 @dataclass
@@ -105,7 +107,11 @@ class Supervisor:
 
     def _start(self, child: Child) -> None:
         child.process = subprocess.Popen(
-            list(child.spec.argv), cwd=self.cwd, env=self.env, start_new_session=True
+            list(child.spec.argv),
+            cwd=self.cwd,
+            env=self.env,
+            start_new_session=True,
+            pass_fds=child.spec.pass_fds,
         )
         child.started_at = time.monotonic()
         child.pids_seen.add(child.process.pid)

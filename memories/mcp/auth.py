@@ -131,8 +131,8 @@ class BearerTokenMiddleware:
                 _challenge("invalid_token", "The token is unknown, revoked or expired."),
             )
             return
-        # The SDK ties a streamable-HTTP session to the identity that opened it: a request with
-        # another token cannot use (or hijack) that session.
+        # Each request is authenticated on its own (the endpoint keeps no sessions); the SDK
+        # reads the caller's identity from the scope.
         identity = AccessToken(token=token.public_id, client_id=token.public_id, scopes=[])
         scope = {**scope, "user": AuthenticatedUser(identity)}
         reset = current_credential.set(lambda: token)

@@ -7,8 +7,9 @@ protocol (uvicorn's default "auto" mode sends it; Django alone would refuse it).
 without lifespan (`--lifespan off`, or one that does not speak it) still works: the first request
 to /mcp starts the manager on the running event loop.
 
-Sessions are stateful and held in memory by the process that opened them: behind several web
-processes, route /mcp with sticky sessions (by the `Mcp-Session-Id` header) or keep one process.
+The endpoint is stateless (the SDK's stateless streamable-HTTP mode, answers as JSON): every
+request carries its own bearer token and holds no session, so any web process answers any MCP
+request and no load balancer needs sticky sessions.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ class McpEndpoint:
         server = build_server()
         mcp_app = server.streamable_http_app(
             streamable_http_path="/mcp",
+            stateless_http=True,
+            json_response=True,
             # Host and Origin are checked by BearerTokenMiddleware against ALLOWED_HOSTS.
             transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
             max_request_body_size=settings.MAX_BODY_BYTES,

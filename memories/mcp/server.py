@@ -56,16 +56,22 @@ def error_result(code: str, message: str, details: Any = None) -> CallToolResult
 
 
 def client_name(ctx: Context) -> str:
-    """`name/version` from the client info of the connection ("" when the client sent none)."""
+    """`name/version` from the client info the request carries (stdio's handshake, or the
+    envelope of a self-contained request); else the User-Agent of the HTTP request, since the
+    stateless endpoint keeps no handshake between requests ("" when there is neither)."""
     try:
         params = ctx.session.client_params
     except (AttributeError, ValueError):
-        return ""
+        params = None
     info = params.client_info if params is not None else None
-    if info is None:
+    if info is not None:
+        name, version = (info.name or "").strip(), (info.version or "").strip()
+        return (f"{name}/{version}" if name and version else name)[:120]
+    try:
+        headers = ctx.headers or {}
+    except (AttributeError, ValueError):
         return ""
-    name, version = (info.name or "").strip(), (info.version or "").strip()
-    return (f"{name}/{version}" if name and version else name)[:120]
+    return " ".join(str(headers.get("user-agent", "")).split())[:120]
 
 
 def _throttle(actor: Actor) -> None:

@@ -88,7 +88,8 @@ def stop(proc: subprocess.Popen) -> str:
 
 @asynccontextmanager
 async def http_session(base: str, secret: str, path: str = "/mcp") -> AsyncIterator[ClientSession]:
-    headers = {"Authorization": f"Bearer {secret}"}
+    # The stateless endpoint names the agent by its User-Agent (there is no handshake to keep).
+    headers = {"Authorization": f"Bearer {secret}", "User-Agent": f"{CLIENT.name}/{CLIENT.version}"}
     async with (
         httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=120)) as http,
         streamable_http_client(f"{base}{path}", http_client=http) as (read, write),

@@ -1,13 +1,17 @@
-"""The MCP endpoint as a web client meets it: without the ASGI lifespan, the rate limit, sessions
-bound to their token, and hostile bodies.
+"""The MCP endpoint as a web client meets it: without the ASGI lifespan, the rate limit, no
+sessions (any web process answers any request), and hostile bodies.
 """
 
+import anyio
 import httpx2
 import pytest
 from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
 
 from tests.factories import make_token
 from tests.memories.mcp_support import (
+    CLIENT,
+    TOOLS,
     answer,
     ok,
     over_http,
@@ -47,7 +51,9 @@ def test_calls_over_the_rate_answer_rate_limited(bare_server, tenancy):
     assert error["code"] == "rate_limited" and error["details"]["retry_after"] > 0
 
 
-def test_a_session_is_bound_to_the_token_that_opened_it(server, tenancy):
+def test_every_request_stands_alone_with_its_own_token(server, tenancy):
+    """The endpoint is stateless: no session is opened, a tool call needs no initialize, and
+    each call answers for the token it carries."""
     opening = {
         "jsonrpc": "2.0",
         "id": 1,
@@ -61,11 +67,72 @@ def test_a_session_is_bound_to_the_token_that_opened_it(server, tenancy):
     accept = {"Accept": "application/json, text/event-stream"}
     owner = {"Authorization": f"Bearer {make_token(tenancy.owner)}", **accept}
     opened = httpx2.post(f"{server}/mcp", json=opening, headers=owner, timeout=10)
-    assert opened.status_code == 200
-    session = {"Mcp-Session-Id": opened.headers["Mcp-Session-Id"]}
-    outsider = {"Authorization": f"Bearer {make_token(tenancy.outsider)}", **session}
-    assert post_tools_call(server, outsider).status_code == 404
-    assert post_tools_call(server, {**owner, **session}).status_code == 200
+    assert opened.status_code == 200 and "Mcp-Session-Id" not in opened.headers
+
+    def scope_ids(user) -> set[str]:
+        response = post_tools_call(server, {"Authorization": f"Bearer {make_token(user)}"})
+        assert response.status_code == 200, response.text
+        return {scope["id"] for scope in response.json()["result"]["structuredContent"]["scopes"]}
+
+    assert tenancy.team.public_id in scope_ids(tenancy.owner)
+    assert tenancy.team.public_id not in scope_ids(tenancy.outsider)
+
+
+class RoundRobin(httpx2.AsyncBaseTransport):
+    """A load balancer without sticky sessions: each request goes to the next server."""
+
+    def __init__(self, bases: list[str]) -> None:
+        self.ports = [httpx2.URL(base).port for base in bases]
+        self.served: list[int] = []
+        self.inner = httpx2.AsyncHTTPTransport()
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        port = self.ports[len(self.served) % len(self.ports)]
+        self.served.append(port)
+        request.url = request.url.copy_with(port=port)
+        return await self.inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+def test_the_tools_work_behind_two_web_processes_without_sticky_sessions(
+    tenancy, team, kinds_seeded
+):
+    servers = [start_uvicorn() for _ in range(2)]
+    try:
+        balancer = RoundRobin([base for _, base in servers])
+        headers = {"Authorization": f"Bearer {make_token(tenancy.writer)}"}
+
+        async def main() -> tuple[dict, dict]:
+            async with (
+                httpx2.AsyncClient(headers=headers, transport=balancer, timeout=60) as http,
+                streamable_http_client(f"{servers[0][1]}/mcp", http_client=http) as (r, w),
+                ClientSession(r, w, client_info=CLIENT) as session,
+            ):
+                await session.initialize()
+                tools = await session.list_tools()
+                assert {tool.name for tool in tools.tools} == TOOLS
+                written = ok(
+                    await session.call_tool(
+                        "remember",
+                        {
+                            "content": "Deploys go out on Tuesdays.",
+                            "kind": "decision",
+                            "scope": team,
+                        },
+                    )
+                )
+                found = ok(await session.call_tool("recall", {"query": "when do deploys go out"}))
+                return written, found
+
+        written, found = anyio.run(main)
+        assert written["id"] in {hit["id"] for hit in found["results"]}
+        assert set(balancer.served) == set(balancer.ports)  # both servers answered
+    finally:
+        for proc, _ in servers:
+            output = stop(proc)
+            assert "Traceback" not in output, output
 
 
 def test_malformed_bodies_over_http_never_answer_5xx(server, tenancy):

@@ -1,6 +1,7 @@
 """`make run`: migrate, create the first admin, then run the web server and the worker together.
 
-The children are supervised (`zeromemory.supervisor`): one that dies is restarted while the
+The web server is ZM_WEB_PROCESSES processes on one listening socket (`zeromemory.web`). The
+children are supervised (`zeromemory.supervisor`): one that dies is restarted while the
 others keep serving. Ctrl-C (or SIGTERM) stops every child and everything they started, then the
 embedded database if this process started it.
 """
@@ -8,6 +9,7 @@ embedded database if this process started it.
 from __future__ import annotations
 
 import secrets
+import socket
 import sys
 
 from django.conf import settings
@@ -21,6 +23,7 @@ from memories.embeddings import check_dimension, declared_dimension
 from zeromemory import embedded_db
 from zeromemory.dbcheck import MissingExtension, require_extensions
 from zeromemory.supervisor import ChildSpec, Supervisor
+from zeromemory.web import listen
 
 ADMIN_USERNAME = "admin"
 
@@ -45,7 +48,11 @@ class Command(BaseCommand):
             # Counts of an earlier run's processes would be added to this run's.
             for stale in settings.METRICS_DIR.glob("*.db"):
                 stale.unlink(missing_ok=True)
-        supervisor = Supervisor(self._children(host, port, no_worker), cwd=settings.BASE_DIR)
+        try:
+            listener = listen(host=host, port=port)
+        except OSError as exc:
+            raise CommandError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+        supervisor = Supervisor(self._children(listener, no_worker), cwd=settings.BASE_DIR)
         connection.close()  # the children open their own; this process only waits
         url = f"http://{host}:{port}/"
         self.stdout.write(self.style.SUCCESS(f"zero-memory is running at {url}"))
@@ -56,6 +63,7 @@ class Command(BaseCommand):
         try:
             code = supervisor.run()
         finally:
+            listener.close()
             if embedded_db.stop_if_started_here():
                 self.stdout.write("Stopped the embedded database.")
         sys.exit(code)
@@ -70,19 +78,14 @@ class Command(BaseCommand):
         self.stdout.write(self.style.WARNING("Created the first admin account (shown only once):"))
         self.stdout.write(f"  username: {ADMIN_USERNAME}\n  password: {password}")
 
-    def _children(self, host: str, port: int, no_worker: bool) -> list[ChildSpec]:
-        web = [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "zeromemory.asgi:application",
-            "--host",
-            host,
-            "--port",
-            str(port),
-            "--no-access-log",
+    def _children(self, listener: socket.socket, no_worker: bool) -> list[ChildSpec]:
+        """ZM_WEB_PROCESSES web processes sharing the listening socket, and the worker."""
+        fd = listener.fileno()
+        web = [sys.executable, "-m", "zeromemory.web", "--fd", str(fd)]
+        children = [
+            ChildSpec(name=f"web-{n}", argv=web, pass_fds=(fd,))
+            for n in range(1, settings.WEB_PROCESSES + 1)
         ]
-        children = [ChildSpec(name="web", argv=web)]
         if not no_worker:
             worker = [sys.executable, str(settings.BASE_DIR / "manage.py"), "qcluster"]
             children.append(ChildSpec(name="worker", argv=worker))

@@ -1,0 +1,39 @@
+"""How `manage.py serve` runs: its web processes and their threads, and the django-q2 worker.
+
+Star-imported by settings.py; every knob is an environment variable listed in `.env.example`.
+"""
+
+from __future__ import annotations
+
+import os
+
+from zeromemory.core.env import env_int, env_str
+
+# Web server: ZM_WEB_PROCESSES processes (one per core by default) share one listening socket;
+# each runs Django's request handling in ZM_WEB_THREADS threads (each holding one database
+# connection) and answers MCP on its event loop.
+SERVE_HOST = env_str("ZM_HOST", "127.0.0.1")
+SERVE_PORT = env_int("ZM_PORT", 8000, minimum=1)
+WEB_PROCESSES = env_int("ZM_WEB_PROCESSES", os.cpu_count() or 1, minimum=1)
+WEB_THREADS = env_int("ZM_WEB_THREADS", 8, minimum=1)
+
+# Background work: django-q2 with the database as broker (Redis when one is configured).
+Q_WORKERS = env_int("ZM_Q_WORKERS", 2, minimum=1)
+Q_TIMEOUT = env_int("ZM_Q_TIMEOUT", 120, minimum=5)
+Q_CLUSTER: dict[str, object] = {
+    "name": "zeromemory",
+    "workers": Q_WORKERS,
+    "timeout": Q_TIMEOUT,
+    "retry": Q_TIMEOUT + 60,
+    "orm": "default",
+    "poll": 0.5,
+    "catch_up": False,
+    "save_limit": 500,
+    "ack_failures": True,
+    "max_attempts": 1,
+    "sync": False,
+}
+REDIS_URL = env_str("ZM_REDIS_URL")
+if REDIS_URL:
+    Q_CLUSTER.pop("orm")
+    Q_CLUSTER["redis"] = REDIS_URL
