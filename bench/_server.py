@@ -1,5 +1,6 @@
-"""A real server for bench/locomo.py: `manage.py serve` on a free port with its own data
-directory, stopped with everything it started, and JSON over one keep-alive HTTP connection."""
+"""A real server for the benchmarks: `manage.py serve` on a free port with its own data
+directory, stopped with everything it started; JSON over one keep-alive HTTP connection; and the
+baseline beside it, an empty HTTP server of the standard library on the same machine."""
 
 from __future__ import annotations
 
@@ -45,8 +46,14 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_server(data_dir: Path, port: int, log) -> subprocess.Popen:
+def start_server(
+    data_dir: Path, port: int, log, *, keep_rate_limit: bool = False
+) -> subprocess.Popen:
+    """`manage.py serve` as `make run` starts it, with the rate limit off unless kept (the
+    serving benchmarks keep every default of the product)."""
     env = dict(os.environ, ZM_DATA_DIR=str(data_dir), ZM_API_RATE="", ZM_LOG_LEVEL="WARNING")
+    if keep_rate_limit:
+        env.pop("ZM_API_RATE")
     env.pop("DATABASE_URL", None)
     command = [sys.executable, str(ROOT / "manage.py"), "serve", "--port", str(port)]
     server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=log)
@@ -74,3 +81,39 @@ def stop_server(server: subprocess.Popen) -> None:
     except subprocess.TimeoutExpired:
         server.kill()
         server.wait()
+
+
+BASELINE = """
+import http.server, sys
+class Empty(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+    wbufsize = 65536  # headers and body leave in one write, as a real server sends them
+    def answer(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        if length:
+            self.rfile.read(length)
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"{}")
+    do_GET = do_POST = answer
+    def log_message(self, *args):
+        pass
+http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Empty).serve_forever()
+"""
+
+
+def start_baseline(port: int) -> subprocess.Popen:
+    """An HTTP/1.1 server that answers {} to everything: what HTTP alone costs here."""
+    server = subprocess.Popen([sys.executable, "-c", BASELINE, str(port)])
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return server
+        except OSError:
+            time.sleep(0.05)
+    server.kill()
+    raise SystemExit("the baseline server did not start")

@@ -88,17 +88,33 @@ def _bf16() -> bool:
 
 @cache
 def get_model():
-    """The sentence-transformers model, loaded once per process."""
+    """The sentence-transformers model, loaded once per process (in bfloat16 where the CPU
+    computes it natively)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    import torch
     from sentence_transformers import SentenceTransformer
 
     with _lock:
         model = SentenceTransformer(model_name(), device="cpu")
         model.eval()  # inference only: no dropout
+        if _bf16():
+            # Weights in bfloat16 rather than autocast: autocast casts them again on every
+            # call, which costs more than it saves on the short texts of a request.
+            model = model.to(torch.bfloat16)
     check_dimension(model.get_embedding_dimension())
     return model
+
+
+def _threads(count: int) -> int:
+    """Torch threads for `count` texts. A few short texts run on one thread: spreading a tiny
+    matrix over cores gains nothing. A batch gets this process's share of the cores: every web
+    process (one per core by default) embeds, and threads that outnumber the free cores spin
+    waiting for each other (on 2 cores, 2 threads per process took 4 to 7 times longer)."""
+    if count < SMALL_BATCH:
+        return 1
+    return max(1, _CORES // settings.WEB_PROCESSES)
 
 
 def embed_texts(texts: list[str]) -> list[list[float]]:
@@ -108,19 +124,13 @@ def embed_texts(texts: list[str]) -> list[list[float]]:
     import torch
 
     model = get_model()
-    # One encode at a time: torch already uses every core, two would only fight. A few short
-    # texts run on one thread: spreading a tiny matrix over cores gains nothing, and when the
-    # other cores are busy (a web request beside a worker) the threads wait on each other.
-    threads = 1 if len(texts) < SMALL_BATCH else _CORES
+    threads = _threads(len(texts))
     # Sorted by length so each batch pads little; the model's own forward pass, without the
     # per-call bookkeeping of SentenceTransformer.encode (it costs as much as a short text).
+    # One encode at a time per process: its threads already have the cores it may use.
     order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
     vectors: list[list[float]] = [[] for _ in texts]
-    with (
-        _lock,
-        torch.inference_mode(),
-        torch.autocast("cpu", dtype=torch.bfloat16, enabled=_bf16()),
-    ):
+    with _lock, torch.inference_mode():
         if torch.get_num_threads() != threads:
             torch.set_num_threads(threads)
         for start in range(0, len(order), BATCH_SIZE):
