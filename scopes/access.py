@@ -28,7 +28,7 @@ the actor's own account such as leaving a scope or issuing a token).
 
 from __future__ import annotations
 
-from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery
+from django.db.models import Count, F, IntegerField, OuterRef, QuerySet, Subquery
 from django.utils.translation import gettext as _
 
 from scopes.models import ApiToken, Membership, Role, Scope
@@ -63,6 +63,17 @@ def administrable_scopes(actor: Actor) -> QuerySet[Scope]:
     if actor.read_only or actor.scope_restricted:
         return Scope.objects.none()
     return _scopes_with_role(actor, Role.ADMIN)
+
+
+def readable_scopes_with_own_role(actor: Actor) -> QuerySet[Scope]:
+    """Readable scopes, each annotated with `my_role` from the same join (one query)."""
+    return readable_scopes(actor).annotate(my_role=F("memberships__role"))
+
+
+def writes_with_role(actor: Actor, role: int | None) -> bool:
+    """Whether the actor may write memories in a readable scope where its user has `role`: what
+    `writable_scopes` answers, for a role already read."""
+    return not actor.read_only and role is not None and role >= Role.WRITER
 
 
 def can_write(actor: Actor, scope: Scope) -> bool:

@@ -13,32 +13,29 @@ from zeromemory.core.actor import Actor
 from zeromemory.core.errors import NotFound
 
 
+def _answer(actor: Actor, scope: Scope, role: int | None) -> ScopeOut:
+    return ScopeOut(
+        id=scope.public_id,
+        kind=scope.kind,
+        name=scope.name,
+        slug=scope.slug,
+        owner=scope.owner.get_username(),
+        role=Role(role).slug if role is not None else None,
+        writable=access.writes_with_role(actor, role),
+        created_at=scope.created_at,
+    )
+
+
 def scope_answers(*, actor: Actor, scopes: list[Scope]) -> list[ScopeOut]:
     """Scopes the actor can read (obtained through `scopes.access`), with its role in each."""
     roles = access.roles_in(actor, scopes)
-    writable = set(
-        access.writable_scopes(actor)
-        .filter(pk__in=[scope.pk for scope in scopes])
-        .values_list("pk", flat=True)
-    )
-    return [
-        ScopeOut(
-            id=scope.public_id,
-            kind=scope.kind,
-            name=scope.name,
-            slug=scope.slug,
-            owner=scope.owner.get_username(),
-            role=Role(roles[scope.id]).slug if scope.id in roles else None,
-            writable=scope.pk in writable,
-            created_at=scope.created_at,
-        )
-        for scope in scopes
-    ]
+    return [_answer(actor, scope, roles.get(scope.id)) for scope in scopes]
 
 
 def readable_scope_answers(*, actor: Actor) -> list[ScopeOut]:
-    scopes = list(access.readable_scopes(actor).select_related("owner"))
-    return scope_answers(actor=actor, scopes=scopes)
+    """Every scope the actor can read, with its role: one query."""
+    scopes = access.readable_scopes_with_own_role(actor).select_related("owner")
+    return [_answer(actor, scope, scope.my_role) for scope in scopes]
 
 
 def scope_members(*, scope: Scope) -> QuerySet[Membership]:
