@@ -89,7 +89,7 @@ class Requests:
 
     def batch(self, call, n, *, chat: bool):
         items = []
-        for i in range(100):
+        for _ in range(100):
             serial = next(self.serials)
             text = f"{next(self.turns)} ({serial})" if chat else short_memory(serial)
             items.append({"content": text, "kind": "episode", "scope": self.state["writes"]})
@@ -176,7 +176,8 @@ def main() -> None:
     )
     if "load_rate" in state:
         print(f"loaded through the batch endpoint at {state['load_rate']:.0f} memories/s")
-    print(f"{'request (ms)':34s} {'HTTP p50':>8s} {'p95':>8s}   {'in-proc':>8s} {'p95':>8s}   ratio")
+    header = ("request (ms)", "HTTP p50", "p95", "in-proc", "p95")
+    print("{:34s} {:>8s} {:>8s}   {:>8s} {:>8s}   ratio".format(*header))
     print(row("empty stdlib server, GET", base_get, None, baseline))
     print(row("empty stdlib server, POST", base_post, None, baseline))
     for name, latencies in http.items():
