@@ -32,9 +32,10 @@ class Deliverer:
         self.state = state
         self.spool = spool
 
-    def deliver(self) -> bool:
-        """Send what waits, until the spool is empty (True) or a send fails (False)."""
-        if not self.state.may_send():
+    def deliver(self, *, backoff: bool = True) -> bool:
+        """Send what waits, until the spool is empty (True) or a send fails (False); unless
+        told otherwise, not before the backoff after a failure is over."""
+        if backoff and not self.state.may_send():
             return False
         for entry in self.spool.entries():
             current: Entry | None = entry

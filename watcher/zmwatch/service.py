@@ -70,7 +70,7 @@ def run(config: Config, home: Path, *, once: bool = False) -> int:
             watcher.flush_requested()
             for path in watcher.follower.transcripts():
                 watcher.follower.step(path, flush=once)
-            delivered = watcher.deliverer.deliver()
+            delivered = watcher.deliverer.deliver(backoff=not once)
             if once:
                 return 0 if delivered else 1
             time.sleep(config.poll)
