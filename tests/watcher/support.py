@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -42,10 +43,15 @@ class Home:
         return path
 
     def claude_transcript(self, project: Path | None = None, session: str = "s-1") -> Path:
-        slug = str(project or self.project).replace("/", "-")
-        path = self.root / ".claude" / "projects" / slug / f"{session}.jsonl"
+        path = self.claude_folder(project) / f"{session}.jsonl"
         path.parent.mkdir(parents=True, exist_ok=True)
         return path
+
+    def claude_folder(self, project: Path | None = None) -> Path:
+        """Claude Code's folder of a project: its path with every character other than a
+        letter or digit as `-`."""
+        slug = re.sub(r"[^A-Za-z0-9]", "-", str(project or self.project))
+        return self.root / ".claude" / "projects" / slug
 
     @property
     def state_dir(self) -> Path:
