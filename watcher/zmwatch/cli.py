@@ -66,6 +66,8 @@ def _status(env: dict[str, str]) -> int:
 
 
 def _locked(state_dir: Path) -> bool:
+    if not state_dir.is_dir():
+        return False
     probe = Lock(state_dir)
     if probe.acquire("status"):
         probe.release()
@@ -74,7 +76,13 @@ def _locked(state_dir: Path) -> bool:
 
 
 def _hook(args: argparse.Namespace, env: dict[str, str], home: Path) -> int:
-    config = load(env)
+    """Never blocks or fails the agent: whatever goes wrong, the hook answers 0 (a Stop hook
+    that answers 2 would keep Claude Code from stopping)."""
+    try:
+        config = load(env)
+    except ConfigError as exc:
+        print(f"zm-watch: {exc}", file=sys.stderr)
+        return 0
     if args.send:
         return service.hook_send(config, home)
     try:
@@ -82,9 +90,12 @@ def _hook(args: argparse.Namespace, env: dict[str, str], home: Path) -> int:
     except ValueError:
         event = {}
     transcript = event.get("transcript_path") if isinstance(event, dict) else None
-    if isinstance(transcript, str) and transcript:
-        service.request_flush(config.state_dir, os.path.expanduser(transcript))
-    service.start_hook_child(config.state_dir)
+    try:
+        if isinstance(transcript, str) and transcript:
+            service.request_flush(config.state_dir, os.path.expanduser(transcript))
+        service.start_hook_child(config.state_dir)
+    except OSError as exc:
+        print(f"zm-watch: {exc}", file=sys.stderr)
     return 0
 
 

@@ -28,6 +28,7 @@ from zmwatch.state import State
 
 log = logging.getLogger("zm-watch")
 READ_BYTES = 8 * 1024 * 1024  # at most this much of one transcript per pass
+RECHECK = 30.0  # seconds after which an unchanged transcript's consent is asked again
 
 
 @dataclass
@@ -52,19 +53,34 @@ class Follower:
         self.spool = spool
         self.home = home
         self.followed: dict[str, Followed] = {}
+        # Transcripts with nothing waiting, by (inode, size) when last looked at: skipped while
+        # they stay so (forgotten every RECHECK seconds, so consent given meanwhile is seen).
+        self._quiet: dict[str, tuple[int, int]] = {}
+        self._quiet_since = time.monotonic()
 
-    def transcripts(self) -> list[Path]:
-        return [path for adapter in ADAPTERS for path in adapter.transcripts(self.home)]
-
-    def poll(self, *, flush: frozenset[str] = frozenset()) -> None:
-        for path in self.transcripts():
-            self.step(path, flush=str(path) in flush)
+    def poll(self, *, flush: bool = False) -> None:
+        """One pass over every agent's transcripts."""
+        if time.monotonic() - self._quiet_since > RECHECK:
+            self._quiet, self._quiet_since = {}, time.monotonic()
+        for adapter in ADAPTERS:
+            for path in adapter.transcripts(self.home):
+                self.step(path, flush=flush)
 
     def step(self, path: Path, *, flush: bool = False) -> None:
+        key = str(path)
         try:
+            info = os.stat(path)
+            if not flush and self._quiet.get(key) == (info.st_ino, info.st_size):
+                return
             self._step(path, flush=flush)
         except OSError as exc:
             log.warning("cannot read %s: %s", path, exc)
+            return
+        followed = self.followed.get(key)
+        if followed is None or not followed.lines:
+            self._quiet[key] = (info.st_ino, info.st_size)
+        else:
+            self._quiet.pop(key, None)
 
     def _step(self, path: Path, *, flush: bool) -> None:
         key = str(path)
@@ -142,6 +158,8 @@ class Follower:
         offset = followed.position
         for raw in complete.splitlines(keepends=True):
             start, offset = offset, offset + len(raw)
+            if not raw.strip():
+                continue
             try:
                 entry = json.loads(raw)
             except ValueError:

@@ -68,8 +68,7 @@ def run(config: Config, home: Path, *, once: bool = False) -> int:
     try:
         while not stopping:
             watcher.flush_requested()
-            for path in watcher.follower.transcripts():
-                watcher.follower.step(path, flush=once)
+            watcher.follower.poll(flush=once)
             delivered = watcher.deliverer.deliver(backoff=not once)
             if once:
                 return 0 if delivered else 1

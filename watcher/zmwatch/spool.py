@@ -31,7 +31,6 @@ class Spool:
     def __init__(self, directory: Path) -> None:
         self.directory = directory / "spool"
         self.rejected = self.directory / "rejected"
-        self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
 
     def put(self, *, transcript: str, generation: int, meta: dict[str, Any], chunks: list) -> None:
         name = f"{time.time_ns():020d}-{os.getpid()}-{next(_counter):06d}.json"
