@@ -53,6 +53,8 @@ class Follower:
         self.spool = spool
         self.home = home
         self.followed: dict[str, Followed] = {}
+        # The last chunk spooled for each transcript and generation: where reading resumes.
+        self._spooled = spool.last_chunks()
         # Transcripts with nothing waiting, by (inode, size) when last looked at: skipped while
         # they stay so (forgotten every RECHECK seconds, so consent given meanwhile is seen).
         self._quiet: dict[str, tuple[int, int]] = {}
@@ -99,6 +101,9 @@ class Follower:
         chunks, followed.lines = followed.chunker.cut(followed.lines, flush=flush or idle)
         if chunks:
             project = consent.project_of(followed.context.cwd)
+            spooled = [
+                {"content": c.content, "hash": c.hash, "end": c.end, "tail": c.tail} for c in chunks
+            ]
             self.spool.put(
                 transcript=key,
                 generation=followed.generation,
@@ -107,11 +112,9 @@ class Follower:
                     "conversation_id": followed.context.conversation_id,
                     "project": str(project),
                 },
-                chunks=[
-                    {"content": c.content, "hash": c.hash, "end": c.end, "tail": c.tail}
-                    for c in chunks
-                ],
+                chunks=spooled,
             )
+            self._spooled[(key, followed.generation)] = spooled[-1]
             log.info("%s: %d chunk(s) spooled", path, len(chunks))
 
     def _open(self, path: Path) -> Followed | None:
@@ -126,7 +129,7 @@ class Follower:
             generation = record["generation"] + 1 if record else 0
             record = self.state.start(key, inode=inode, generation=generation)
         position, carry = record["offset"], record["tail"]
-        waiting = self.spool.latest(key, record["generation"])
+        waiting = self._spooled.get((key, record["generation"]))
         if waiting is not None and waiting["end"] >= position:
             position, carry = waiting["end"], waiting["tail"]
         chunker = Chunker(size=self.config.chunk_chars, overlap=self.config.overlap_chars)

@@ -50,14 +50,12 @@ class Spool:
     def length(self) -> int:
         return sum(len(entry.chunks) for entry in self.entries())
 
-    def latest(self, transcript: str, generation: int) -> dict[str, Any] | None:
-        """The last chunk waiting for this transcript (in this generation), if any."""
-        waiting = [
-            entry.chunks[-1]
-            for entry in self.entries()
-            if entry.data["transcript"] == transcript and entry.data["generation"] == generation
-        ]
-        return waiting[-1] if waiting else None
+    def last_chunks(self) -> dict[tuple[str, int], dict[str, Any]]:
+        """The last chunk waiting for each transcript (and generation), in one read."""
+        last = {}
+        for entry in self.entries():
+            last[(entry.data["transcript"], entry.data["generation"])] = entry.chunks[-1]
+        return last
 
     def shift(self, entry: Entry) -> Entry | None:
         """Take the entry's first chunk off (it was acknowledged); the rest of the entry."""
