@@ -90,16 +90,16 @@ def write_file(path: Path, data: dict[str, Any]) -> None:
     os.replace(temporary, path)
 
 
-def _number(env: Mapping[str, str], name: str, data: dict[str, Any], key: str, default: float):
-    raw: object = env.get(name) or data.get(key)
+def _positive(raw: object, what: str, default: float) -> float:
+    """A number above 0 from the environment or the file (the default when unset)."""
     if raw is None or raw == "":
         return default
     try:
         value = float(raw)  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        raise ConfigError(f"{name or key} must be a number, not {raw!r}.") from None
+        raise ConfigError(f"{what} must be a number, not {raw!r}.") from None
     if value <= 0:
-        raise ConfigError(f"{name or key} must be above 0.")
+        raise ConfigError(f"{what} must be above 0.")
     return value
 
 
@@ -117,14 +117,22 @@ def load(env: Mapping[str, str], *, need_server: bool = True) -> Config:
         raise ConfigError("`allow` must be a list of path globs.")
     if not isinstance(scopes, dict) or not all(isinstance(v, str) for v in scopes.values()):
         raise ConfigError("`scopes` must map project path globs to scope ids.")
+    chunk_chars = int(_positive(data.get("chunk_chars"), "chunk_chars", DEFAULT_CHUNK_CHARS))
+    overlap = int(_positive(data.get("overlap_chars"), "overlap_chars", DEFAULT_OVERLAP_CHARS))
+    if overlap * 2 > chunk_chars:
+        raise ConfigError("`overlap_chars` must be at most half of `chunk_chars`.")
     return Config(
         url=url,
         token=token,
         allow=allow,
         scopes=scopes,
-        idle_flush=_number(env, "ZM_WATCH_IDLE_FLUSH", data, "idle_flush", DEFAULT_IDLE_FLUSH),
-        chunk_chars=int(_number(env, "", data, "chunk_chars", DEFAULT_CHUNK_CHARS)),
-        overlap_chars=int(_number(env, "", data, "overlap_chars", DEFAULT_OVERLAP_CHARS)),
-        poll=_number(env, "ZM_WATCH_POLL", data, "poll", DEFAULT_POLL),
+        idle_flush=_positive(
+            env.get("ZM_WATCH_IDLE_FLUSH") or data.get("idle_flush"),
+            "ZM_WATCH_IDLE_FLUSH",
+            DEFAULT_IDLE_FLUSH,
+        ),
+        chunk_chars=chunk_chars,
+        overlap_chars=overlap,
+        poll=_positive(env.get("ZM_WATCH_POLL") or data.get("poll"), "ZM_WATCH_POLL", DEFAULT_POLL),
         state_dir=state_dir(env),
     )

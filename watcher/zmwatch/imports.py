@@ -66,7 +66,10 @@ def import_projects(*, client: Client, config: Config, projects: list[Path], hom
             continue
         for tool, path in agent_files(project, home):
             content = path.read_text(encoding="utf-8", errors="replace")
-            if not content.strip() or len(content) > MAX_CHARS:
+            if not content.strip():
+                continue
+            if len(content) > MAX_CHARS:
+                print(f"{path}: longer than {MAX_CHARS} characters, skipped")
                 continue
             body = {
                 "source_tool": tool,
