@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from zmwatch.adapters import adapter_for, claude_code, codex, cursor
+from zmwatch.adapters.common import folder_name
 
 from tests.capture.support import TRANSCRIPTS, claude_code_chunk, codex_chunk
 from tests.watcher.support import claude_line
@@ -77,14 +78,14 @@ def test_cursor_keeps_text_without_the_query_wrapper():
 def test_cursor_resolves_the_workspace_folder_from_its_name(tmp_path):
     workspace = tmp_path / "my_app" / "web-client"
     workspace.mkdir(parents=True)
-    name = cursor.slug(str(workspace))
+    name = folder_name(str(workspace))
     assert cursor.workspace_of(name) == workspace
     transcript = tmp_path / ".cursor" / "projects" / name / "agent-transcripts" / "c-1.jsonl"
     transcript.parent.mkdir(parents=True)
     transcript.write_text("")
     context = cursor.context(transcript)
     assert (context.cwd, context.conversation_id) == (str(workspace), "c-1")
-    assert cursor.workspace_of(cursor.slug(str(tmp_path / "gone"))) is None
+    assert cursor.workspace_of(folder_name(str(tmp_path / "gone"))) is None
 
 
 def test_each_agents_transcripts_are_found_where_it_writes_them(tmp_path):

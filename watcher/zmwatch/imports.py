@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import glob
 import os
-import re
 from pathlib import Path
 
 from zmwatch import consent
 from zmwatch.adapters import adapter_for
+from zmwatch.adapters.common import folder_name
 from zmwatch.api import Client, Refused, Unreachable
 from zmwatch.config import Config
 from zmwatch.state import State
@@ -19,9 +19,8 @@ MAX_CHARS = 200_000
 
 
 def _claude_memory_dir(project: Path, home: Path) -> Path:
-    """Claude Code keeps a project's auto memory under ~/.claude/projects/<path spelled with
-    dashes>/memory/."""
-    return home / ".claude" / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(project)) / "memory"
+    """Claude Code keeps a project's auto memory under ~/.claude/projects/<folder>/memory/."""
+    return home / ".claude" / "projects" / folder_name(str(project)) / "memory"
 
 
 def agent_files(project: Path, home: Path) -> list[tuple[str, Path]]:

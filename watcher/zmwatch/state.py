@@ -42,7 +42,7 @@ class State:
         if record is not None and record["generation"] == generation and end >= record["offset"]:
             record["offset"] = end
             record["tail"] = tail
-        self.delivery.update(failures=0, next_attempt=0, sent=self.delivery.get("sent", 0) + 1)
+        self.delivery.update(failures=0, next_attempt=0)
         self.save()
 
     def failed(self, error: str, *, retry_after: float | None = None) -> float:

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 HEAD_LINES = 200  # how far into a transcript its working directory is looked for
+
+
+def folder_name(path: str) -> str:
+    """How Claude Code and Cursor name a project's folder: its path with every character other
+    than a letter or digit as `-`."""
+    return re.sub(r"[^A-Za-z0-9]", "-", path)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from zmwatch.adapters.common import Context, turn
+from zmwatch.adapters.common import Context, folder_name, turn
 
 NAME = "cursor"
 _QUERY = re.compile(r"</?user_query>")
@@ -35,10 +35,6 @@ def transcripts(home: Path) -> list[Path]:
     return sorted(root(home).glob("*/agent-transcripts/**/*.jsonl"))
 
 
-def slug(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]", "-", name)
-
-
 def workspace_of(name: str, base: Path = Path("/")) -> Path | None:
     """The one directory whose path spells the workspace folder's name (None if none, or more
     than one)."""
@@ -50,7 +46,7 @@ def workspace_of(name: str, base: Path = Path("/")) -> Path | None:
         except OSError:
             return
         for entry in entries:
-            spelled = slug(entry.name)
+            spelled = folder_name(entry.name)
             if rest == spelled:
                 found.append(Path(entry.path))
             elif spelled and rest.startswith(spelled + "-"):
