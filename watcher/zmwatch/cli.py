@@ -26,8 +26,11 @@ def _login(args: argparse.Namespace) -> int:
     token = args.token or os.environ.get("ZM_TOKEN") or getpass.getpass("API token: ")
     try:
         me = Client(url=args.url, token=token).me().body
-    except (Refused, Unreachable) as exc:
-        print(f"The token was not accepted by {args.url}: {exc}. Nothing was written.")
+    except Refused as exc:
+        print(f"{args.url} did not accept the token ({exc}). Nothing was written.")
+        return 1
+    except Unreachable as exc:
+        print(f"The token could not be checked: {exc}. Nothing was written.")
         return 1
     data.update(url=args.url.rstrip("/"), token=token)
     write_file(path, data)
