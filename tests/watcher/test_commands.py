@@ -103,3 +103,11 @@ def test_import_finds_the_projects_of_followed_transcripts(home, watch, gate):
     done = watcher.run("import")
     assert "1 created" in done.stdout, done.stdout + done.stderr
     wait_for(lambda: Memory.objects.count() == 1, timeout=5, what="the imported memory")
+
+
+def test_one_run_at_a_time(home, watch):
+    watcher = watch()
+    watcher.start()
+    wait_for(lambda: "(run)" in watcher.run("status").stdout, timeout=30, what="the first run")
+    second = watcher.run("run")
+    assert second.returncode == 1 and "another zm-watch run" in second.stderr

@@ -31,9 +31,7 @@ def write_json(path: Path, data: Any) -> None:
 def read_json(path: Path, default: Any) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return default
-    except ValueError:
+    except (FileNotFoundError, ValueError):  # none yet, or not ours
         return default
 
 
@@ -59,7 +57,21 @@ class Lock:
         return True
 
     def holder(self) -> dict[str, Any]:
+        """Who holds the lock, as it wrote itself down (a holder that just took the lock may
+        not have yet: the previous one's note is then still there, its process gone)."""
         return read_json(self.path, {}) or {}
+
+    def held_by_run(self) -> bool:
+        holder = self.holder()
+        if holder.get("role") != "run" or not isinstance(holder.get("pid"), int):
+            return False
+        try:
+            os.kill(holder["pid"], 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            pass
+        return True
 
     def release(self) -> None:
         if self._fd is not None:

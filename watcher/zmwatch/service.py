@@ -54,11 +54,9 @@ def request_flush(state_dir: Path, transcript: str) -> None:
 def run(config: Config, home: Path, *, once: bool = False) -> int:
     lock = Lock(config.state_dir)
     while not lock.acquire("run"):
-        holder = lock.holder()
-        if holder.get("role") == "run":
-            log.error(
-                "another zm-watch run (pid %s) is following these transcripts", holder.get("pid")
-            )
+        if lock.held_by_run():
+            pid = lock.holder().get("pid")
+            log.error("another zm-watch run (pid %s) is following these transcripts", pid)
             return 1
         time.sleep(0.5)  # a hook's child: it is done in a moment
     stopping = []
@@ -105,7 +103,7 @@ def hook_send(config: Config, home: Path) -> int:
     lock = Lock(config.state_dir)
     deadline = time.monotonic() + HOOK_LOCK_WAIT
     while not lock.acquire("hook"):
-        if lock.holder().get("role") == "run" or time.monotonic() > deadline:
+        if lock.held_by_run() or time.monotonic() > deadline:
             return 0
         time.sleep(0.2)
     try:
