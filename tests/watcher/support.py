@@ -9,6 +9,7 @@ import re
 import shutil
 import signal
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -84,6 +85,15 @@ def said(number: int) -> str:
     appears whole in exactly one chunk when nothing is lost or sent twice."""
     words = " ".join(f"w{number}x{i}" for i in range(40))
     return f"Turn {number}: we keep the billing queue because retries pile up; {words}."
+
+
+def write_turns(home: Home, turns: range, pause: float = 0.0) -> None:
+    """Turns `said(n)` appended to the project's Claude Code session, user and assistant in
+    turn, one line at a time."""
+    transcript = home.claude_transcript()
+    for n in turns:
+        append(transcript, claude_line("user" if n % 2 else "assistant", said(n), cwd=home.project))
+        time.sleep(pause)
 
 
 def stored_chunks() -> list[Chunk]:

@@ -12,7 +12,7 @@ from memories.models import ChunkStatus, Memory
 from tests.capture.support import candidate
 from tests.fakes.anthropic_api import memories_answer_from
 from tests.served import wait_for
-from tests.watcher.support import append, claude_line, said, stored_chunks
+from tests.watcher.support import said, stored_chunks, write_turns
 
 TURNS = 12
 DELIVERY_BOUND = 70  # seconds after the last line
@@ -38,11 +38,7 @@ def test_a_session_written_line_by_line_becomes_chunks_and_memories(
     fake_anthropic.default = memories_answer_from(decisions_in)
     watcher = watch(idle_flush=2)
     watcher.start()
-    transcript = home.claude_transcript()
-    for n in range(1, TURNS + 1):
-        role = "user" if n % 2 else "assistant"
-        append(transcript, claude_line(role, said(n), cwd=home.project))
-        time.sleep(0.3)
+    write_turns(home, range(1, TURNS + 1), pause=0.3)
     last_line_at = time.monotonic()
 
     def delivered_and_extracted() -> bool:

@@ -10,20 +10,13 @@ import time
 from collections import Counter
 
 from tests.served import wait_for
-from tests.watcher.support import append, claude_line, said, times_stored
+from tests.watcher.support import said, times_stored, write_turns
 
 TURNS = 24
 
 
 def all_stored(turns: range) -> bool:
     return all(times_stored(said(n)) for n in turns)
-
-
-def write_turns(home, turns: range, pause: float = 0.0) -> None:
-    transcript = home.claude_transcript()
-    for n in turns:
-        append(transcript, claude_line("user" if n % 2 else "assistant", said(n), cwd=home.project))
-        time.sleep(pause)
 
 
 def assert_once_each(turns: range, gate) -> None:
