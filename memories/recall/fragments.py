@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-# The readable scope ids, computed once per statement from the access module's query (`{scopes}`).
-READABLE = """readable AS MATERIALIZED (
-    SELECT coalesce(array_agg(id), '{{}}'::bigint[]) AS ids FROM ({scopes}) s
-)"""
 # A memory's age in days, never negative.
 AGE_DAYS = "greatest(extract(epoch FROM now() - m.created_at)::float8 / 86400, 0)"
 # The kind's weight times its age decay, 0.5^(age / half-life), for a row `k` of the catalogue.

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from django.core.exceptions import EmptyResultSet
 from django.utils.translation import gettext as _
 
 from memories.kinds import kind_for_slug
@@ -25,33 +23,27 @@ MODES = ("hybrid", "vector", "fulltext")
 
 @dataclass(frozen=True)
 class ScopeSelection:
-    """The scopes a read covers: SQL yielding their ids, and what the caller asked for."""
+    """The scopes a read covers (their primary keys) and what the caller asked for."""
 
-    sql: str
-    params: tuple[Any, ...]
+    ids: tuple[int, ...]
     requested: list[str]
 
-
-_NO_SCOPES = "SELECT NULL::bigint AS id WHERE false"
+    @property
+    def array(self) -> str:
+        """The ids as a SQL array literal, for the read statements to embed: they come from the
+        access module's query, never from the caller, and are integers."""
+        return "'{" + ",".join(str(int(pk)) for pk in self.ids) + "}'::bigint[]"
 
 
 def select_scopes(*, actor: Actor, scopes: Sequence[str] | None) -> ScopeSelection:
-    """Readable scopes, or the requested ones; a scope the actor cannot read answers 404.
-
-    Without a request the readable-scopes query itself is embedded in the search statement, so
-    the search stays one round trip.
-    """
+    """Readable scopes, or the requested ones; a scope the actor cannot read answers 404."""
     if scopes is not None and (
         not isinstance(scopes, list | tuple) or not all(isinstance(s, str) for s in scopes)
     ):
         raise ValidationFailed("scopes", _("Must be a list of scope ids."))
     if not scopes:
-        readable = access.readable_scopes(actor).values("id")
-        try:
-            sql, params = readable.query.sql_with_params()
-        except EmptyResultSet:
-            sql, params = _NO_SCOPES, ()
-        return ScopeSelection(sql=sql, params=tuple(params), requested=[])
+        readable = access.readable_scopes(actor).values_list("id", flat=True)
+        return ScopeSelection(ids=tuple(readable), requested=[])
     requested = list(dict.fromkeys(scopes))
     if len(requested) > MAX_SCOPES:
         raise ValidationFailed("scopes", _("At most %(n)d scopes.") % {"n": MAX_SCOPES})
@@ -64,10 +56,7 @@ def select_scopes(*, actor: Actor, scopes: Sequence[str] | None) -> ScopeSelecti
                 access.readable_scope(actor, public_id)  # the access module's own 404
             except NotFound as exc:
                 raise exc.naming("scopes") from None
-    ids = [found[public_id] for public_id in requested]
-    return ScopeSelection(
-        sql="SELECT unnest(%s::bigint[]) AS id", params=(ids,), requested=requested
-    )
+    return ScopeSelection(ids=tuple(found[p] for p in requested), requested=requested)
 
 
 def validate_query(query: object, *, field_name: str = "query") -> str:

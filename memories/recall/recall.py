@@ -92,15 +92,12 @@ def search(
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
     vector = embeddings.embed_query(query) if mode != "fulltext" else None
-    sql = statement(scopes_sql=selection.sql, kinds=bool(kinds), mode=mode, tuning=tuning)
+    sql = statement(scopes=selection.array, kinds=bool(kinds), mode=mode, tuning=tuning, k=k)
     params = [
         ef_search_for(tuning.vector_depth * k),
         vector_literal(vector) if vector is not None else None,
         query,
-        tuning.vector_depth * k,
-        tuning.fulltext_depth * k,
         kinds,
-        *selection.params,
         k,
     ]
     with connection.cursor() as cursor:

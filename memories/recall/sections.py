@@ -17,35 +17,33 @@ from memories.recall.budget import (
     Candidate,
     Section,
 )
-from memories.recall.fragments import AGE_DAYS, DECAY, READABLE
+from memories.recall.fragments import AGE_DAYS, DECAY
 from memories.recall.inputs import ScopeSelection
 
 _LOOPS = """
-WITH {readable}
 (SELECT 'recent', m.id, m.public_id, m.kind_id, s.public_id, m.content, {age} AS age_days
  FROM memories_memory m JOIN scopes_scope s ON s.id = m.scope_id
- WHERE m.valid AND m.scope_id = ANY((SELECT ids FROM readable)::bigint[])
+ WHERE m.valid AND m.scope_id = ANY({scopes})
    AND m.kind_id = ANY(%s::text[]) AND m.created_at >= now() - make_interval(days => %s)
  ORDER BY m.created_at DESC, m.id DESC
  LIMIT %s)
 UNION ALL
 (SELECT 'open_loops', m.id, m.public_id, m.kind_id, s.public_id, m.content, {age} AS age_days
  FROM memories_memory m JOIN scopes_scope s ON s.id = m.scope_id
- WHERE m.valid AND m.scope_id = ANY((SELECT ids FROM readable)::bigint[])
+ WHERE m.valid AND m.scope_id = ANY({scopes})
    AND m.kind_id = ANY(%s::text[])
  ORDER BY m.created_at ASC, m.id ASC
  LIMIT %s)
 """
 
 _IMPORTANT = """
-WITH {readable}
 SELECT m.id, m.public_id, m.kind_id, s.public_id, m.content, a.age_days,
        {decay} * (1 + %s * ln(1 + m.recall_count)) AS score
 FROM memories_memory m
 JOIN memories_memorykind k ON k.slug = m.kind_id
 JOIN scopes_scope s ON s.id = m.scope_id
 CROSS JOIN LATERAL (SELECT {age} AS age_days) a
-WHERE m.valid AND m.scope_id = ANY((SELECT ids FROM readable)::bigint[])
+WHERE m.valid AND m.scope_id = ANY({scopes})
 ORDER BY score DESC, m.id DESC
 LIMIT %s
 """
@@ -57,9 +55,8 @@ def candidate_limit(budget: int, *, per_row: int, lo: int, hi: int) -> int:
 
 
 def loop_rows(selection: ScopeSelection, limit: int) -> dict[str, list[Candidate]]:
-    sql = _LOOPS.format(readable=READABLE.format(scopes=selection.sql), age=AGE_DAYS)
+    sql = _LOOPS.format(scopes=selection.array, age=AGE_DAYS)
     params = [
-        *selection.params,
         list(RECENT_KINDS),
         RECENT_DAYS,
         limit,
@@ -78,12 +75,12 @@ def loop_rows(selection: ScopeSelection, limit: int) -> dict[str, list[Candidate
 
 def important_rows(selection: ScopeSelection, limit: int) -> list[Candidate]:
     sql = _IMPORTANT.format(
-        readable=READABLE.format(scopes=selection.sql),
+        scopes=selection.array,
         age=AGE_DAYS,
         decay=DECAY.format(age="a.age_days"),
     )
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*selection.params, RECALL_FACTOR, limit])
+        cursor.execute(sql, [RECALL_FACTOR, limit])
         return [
             Candidate(pk, public_id, kind, scope, content, float(age_days), float(score))
             for pk, public_id, kind, scope, content, age_days, score in cursor.fetchall()

@@ -63,7 +63,7 @@ BEFORE = Tuning(
 )
 PRODUCT = Tuning()
 
-FILTER = "m.valid AND m.scope_id = ANY((SELECT ids FROM readable)::bigint[]){kinds}"
+FILTER = "m.valid AND m.scope_id = ANY({scopes}){kinds}"
 
 VECTOR_LEG = """
 vec_memory AS MATERIALIZED (
@@ -71,14 +71,14 @@ vec_memory AS MATERIALIZED (
     FROM memories_memory m
     WHERE m.embedding IS NOT NULL AND {filter}
     ORDER BY m.embedding <=> (SELECT qv FROM input)
-    LIMIT (SELECT n_vec FROM input)
+    LIMIT {n_vec}
 ),
 vec_window AS MATERIALIZED (
     SELECT w.memory_id AS id, w.embedding <=> (SELECT qv FROM input) AS distance
     FROM memories_memorywindow w JOIN memories_memory m ON m.id = w.memory_id
     WHERE {filter}
     ORDER BY w.embedding <=> (SELECT qv FROM input)
-    LIMIT (SELECT n_vec FROM input)
+    LIMIT {n_vec}
 ),
 vec AS (
     SELECT id, min(distance) AS distance,
@@ -86,7 +86,7 @@ vec AS (
     FROM (SELECT id, distance FROM vec_memory UNION ALL SELECT id, distance FROM vec_window) u
     GROUP BY id
     ORDER BY rank
-    LIMIT (SELECT n_vec FROM input)
+    LIMIT {n_vec}
 ),"""
 
 NO_VECTOR_LEG = """
@@ -126,7 +126,7 @@ fts AS (
     SELECT id, coverage, weight, row_number() OVER (ORDER BY {order}, id DESC) AS rank
     FROM fts_scored
     ORDER BY rank
-    LIMIT (SELECT n_fts FROM input)
+    LIMIT {n_fts}
 ),"""
 
 # BM25: the pool is scored from the per-term row lists first (no row is read again; exact for
@@ -146,7 +146,7 @@ fts_listed AS MATERIALIZED (
     ) u
     GROUP BY u.id
     ORDER BY bool_or(u.strict) DESC, sum(u.idf) DESC, u.id DESC
-    LIMIT 3 * (SELECT n_fts FROM input)
+    LIMIT 3 * {n_fts}
 ),
 fts_scored AS MATERIALIZED (
     SELECT l.id, l.strict,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memories.recall.fragments import AGE_DAYS, DECAY, READABLE
+from memories.recall.fragments import AGE_DAYS, DECAY
 from memories.recall.sql import (
     BEFORE_SCORING,
     BM25_IDF,
@@ -27,9 +27,8 @@ SET LOCAL hnsw.iterative_scan = relaxed_order;
 SET LOCAL jit = off;
 WITH input AS MATERIALIZED (
     SELECT %s::vector AS qv, websearch_to_tsquery('english', %s::text) AS tsq,
-           %s::int AS n_vec, %s::int AS n_fts, %s::text[] AS kinds
-),
-{readable},{vector_leg}{fulltext_leg}
+           %s::text[] AS kinds
+),{vector_leg}{fulltext_leg}
 {fused}
 aged AS (
     SELECT f.*, m.kind_id,
@@ -87,12 +86,23 @@ fused AS (
 ),"""
 
 
-def statement(*, scopes_sql: str, kinds: bool, mode: str, tuning: Tuning) -> str:
-    """The recall statement for a mode ("hybrid", "vector", "fulltext") and a tuning."""
+def statement(*, scopes: str, kinds: bool, mode: str, tuning: Tuning, k: int) -> str:
+    """The recall statement for a mode ("hybrid", "vector", "fulltext"), a tuning and k.
+
+    `scopes` is the array literal of the scope ids (`ScopeSelection.array`). The ids and the
+    legs' row limits are written into the statement rather than passed as parameters: the planner
+    then sees how many rows the scopes hold and how few rows a leg wants, and walks the HNSW
+    index across many scopes where it would otherwise sort every row of them by distance (at
+    100,000 memories in 50 scopes, 240 ms instead of 2 ms).
+    """
     row_filter = FILTER.format(
-        kinds=" AND m.kind_id = ANY((SELECT kinds FROM input)::text[])" if kinds else ""
+        scopes=scopes,
+        kinds=" AND m.kind_id = ANY((SELECT kinds FROM input)::text[])" if kinds else "",
     )
-    vector_leg = VECTOR_LEG.format(filter=row_filter) if mode != "fulltext" else NO_VECTOR_LEG
+    n_vec, n_fts = int(tuning.vector_depth * k), int(tuning.fulltext_depth * k)
+    vector_leg = (
+        VECTOR_LEG.format(filter=row_filter, n_vec=n_vec) if mode != "fulltext" else NO_VECTOR_LEG
+    )
     fulltext_leg = NO_FULLTEXT_LEG
     if mode != "vector":
         pool_condition = (
@@ -100,7 +110,7 @@ def statement(*, scopes_sql: str, kinds: bool, mode: str, tuning: Tuning) -> str
         )
         if tuning.bm25:
             idf = BM25_IDF.format(filter=row_filter, rows=IDF_ROW_LIMIT)
-            scoring = BM25_SCORING.format(idf=idf, pool_condition=pool_condition)
+            scoring = BM25_SCORING.format(idf=idf, pool_condition=pool_condition, n_fts=n_fts)
             order = "weight DESC"
         else:
             scoring = BEFORE_SCORING.format(
@@ -111,6 +121,7 @@ def statement(*, scopes_sql: str, kinds: bool, mode: str, tuning: Tuning) -> str
             filter=row_filter,
             scan_limit=FULLTEXT_SCAN_LIMIT,
             term_rows=int(tuning.term_rows),
+            n_fts=n_fts,
             scoring=scoring,
             order=order,
         )
@@ -123,7 +134,6 @@ def statement(*, scopes_sql: str, kinds: bool, mode: str, tuning: Tuning) -> str
         spread=MIN_DISTANCE_SPREAD,
     )
     return SEARCH.format(
-        readable=READABLE.format(scopes=scopes_sql),
         age=AGE_DAYS,
         decay=DECAY.format(age="a.age_days"),
         vector_leg=vector_leg,
