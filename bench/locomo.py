@@ -157,9 +157,7 @@ def ablation(questions: list[Question], loaded: dict) -> dict[str, Scores]:
         ranked = []
         for question in questions:
             scope_pk = pk_of[loaded[question.conversation]["scope"]]
-            selection = ScopeSelection(
-                sql="SELECT unnest(%s::bigint[]) AS id", params=([scope_pk],), requested=[]
-            )
+            selection = ScopeSelection(ids=(scope_pk,), requested=[])
             hits = search(query=question.text, selection=selection, k=10, tuning=tuning)
             ranked.append([hit.id for hit in hits])
         rows[name] = score(questions, ranked, loaded)
