@@ -56,8 +56,8 @@ from memories.recall.inputs import (
     validate_kinds,
     validate_query,
 )
-from memories.recall.sql import MIN_EF_SEARCH, PRODUCT, Tuning
-from memories.recall.statement import statement
+from memories.recall.sql import IDF_ROW_LIMIT, MIN_EF_SEARCH, PRODUCT, Tuning
+from memories.recall.statement import rows_statement, statement
 from memories.schemas import HitOut
 from zeromemory.core.actor import Actor
 from zeromemory.core.sql import vector_literal
@@ -76,6 +76,14 @@ def ef_search_for(candidates: int) -> int:
     return max(MIN_EF_SEARCH, candidates)
 
 
+def readable_rows(selection: ScopeSelection, kinds: list[str] | None) -> int:
+    """How many valid memories the scopes hold (of these kinds), counted up to IDF_ROW_LIMIT."""
+    sql = rows_statement(scopes=selection.array, kinds=bool(kinds))
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*([kinds] if kinds else []), IDF_ROW_LIMIT])
+        return int(cursor.fetchone()[0])
+
+
 def search(
     *,
     query: str,
@@ -92,7 +100,10 @@ def search(
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
     vector = embeddings.embed_query(query) if mode != "fulltext" else None
-    sql = statement(scopes=selection.array, kinds=bool(kinds), mode=mode, tuning=tuning, k=k)
+    rows = readable_rows(selection, kinds)
+    sql = statement(
+        scopes=selection.array, kinds=bool(kinds), mode=mode, tuning=tuning, k=k, rows=rows
+    )
     params = [
         ef_search_for(tuning.vector_depth * k),
         vector_literal(vector) if vector is not None else None,

@@ -7,14 +7,17 @@ from memories.recall.sql import (
     BEFORE_SCORING,
     BM25_IDF,
     BM25_SCORING,
+    EXACT_PATH,
+    EXACT_ROWS,
     FILTER,
     FULLTEXT_LEG,
     FULLTEXT_SCAN_LIMIT,
-    IDF_ROW_LIMIT,
+    INDEX_PATH,
     MIN_DISTANCE_SPREAD,
     NO_FULLTEXT_LEG,
     NO_VECTOR_LEG,
     POOL_IDF,
+    ROWS,
     RRF_K,
     TS_RANK_WEIGHT,
     VECTOR_LEG,
@@ -24,7 +27,7 @@ from memories.recall.sql import (
 SEARCH = """
 SET LOCAL hnsw.ef_search = %s;
 SET LOCAL hnsw.iterative_scan = relaxed_order;
-SET LOCAL jit = off;
+SET LOCAL jit = off;{path_setting}
 WITH input AS MATERIALIZED (
     SELECT %s::vector AS qv, websearch_to_tsquery('english', %s::text) AS tsq,
            %s::text[] AS kinds
@@ -86,22 +89,23 @@ fused AS (
 ),"""
 
 
-def statement(*, scopes: str, kinds: bool, mode: str, tuning: Tuning, k: int) -> str:
+def statement(*, scopes: str, kinds: bool, mode: str, tuning: Tuning, k: int, rows: int) -> str:
     """The recall statement for a mode ("hybrid", "vector", "fulltext"), a tuning and k.
 
-    `scopes` is the array literal of the scope ids (`ScopeSelection.array`). The ids and the
-    legs' row limits are written into the statement rather than passed as parameters: the planner
-    then sees how many rows the scopes hold and how few rows a leg wants, and walks the HNSW
-    index across many scopes where it would otherwise sort every row of them by distance (at
-    100,000 memories in 50 scopes, 240 ms instead of 2 ms).
+    `scopes` is the array literal of the scope ids (`ScopeSelection.array`) and `rows` how many
+    rows they hold, up to IDF_ROW_LIMIT (`rows_statement`). The ids, the row count and the legs'
+    row limits are written into the statement rather than passed as parameters, so the planner
+    sees them: with the limits and ids behind subqueries it sorted every row of 50 scopes by
+    distance instead of walking the HNSW index (at 100,000 memories, 240 ms instead of 2 ms).
     """
-    row_filter = FILTER.format(
-        scopes=scopes,
-        kinds=" AND m.kind_id = ANY((SELECT kinds FROM input)::text[])" if kinds else "",
-    )
+    kinds_filter = " AND m.kind_id = ANY((SELECT kinds FROM input)::text[])" if kinds else ""
+    row_filter = FILTER.format(scopes=scopes, kinds=kinds_filter)
+    path = EXACT_PATH if rows <= EXACT_ROWS else INDEX_PATH
     n_vec, n_fts = int(tuning.vector_depth * k), int(tuning.fulltext_depth * k)
     vector_leg = (
-        VECTOR_LEG.format(filter=row_filter, n_vec=n_vec) if mode != "fulltext" else NO_VECTOR_LEG
+        VECTOR_LEG.format(filter=row_filter, n_vec=n_vec, order=path["order"])
+        if mode != "fulltext"
+        else NO_VECTOR_LEG
     )
     fulltext_leg = NO_FULLTEXT_LEG
     if mode != "vector":
@@ -109,7 +113,7 @@ def statement(*, scopes: str, kinds: bool, mode: str, tuning: Tuning, k: int) ->
             "true" if tuning.any_term_always else "NOT EXISTS (SELECT 1 FROM fts_strict)"
         )
         if tuning.bm25:
-            idf = BM25_IDF.format(filter=row_filter, rows=IDF_ROW_LIMIT)
+            idf = BM25_IDF.format(rows=int(rows))
             scoring = BM25_SCORING.format(idf=idf, pool_condition=pool_condition, n_fts=n_fts)
             order = "weight DESC"
         else:
@@ -134,9 +138,16 @@ def statement(*, scopes: str, kinds: bool, mode: str, tuning: Tuning, k: int) ->
         spread=MIN_DISTANCE_SPREAD,
     )
     return SEARCH.format(
+        path_setting=path["setting"] if mode != "fulltext" else "",
         age=AGE_DAYS,
         decay=DECAY.format(age="a.age_days"),
         vector_leg=vector_leg,
         fulltext_leg=fulltext_leg,
         fused=fused,
     )
+
+
+def rows_statement(*, scopes: str, kinds: bool) -> str:
+    """How many rows the scopes hold (of the kinds, a parameter), counted up to a parameter."""
+    kinds_filter = " AND m.kind_id = ANY(%s::text[])" if kinds else ""
+    return ROWS.format(filter=FILTER.format(scopes=scopes, kinds=kinds_filter))
