@@ -23,6 +23,10 @@ class Surface(models.TextChoices):
     CAPTURE = "capture", _("Capture")
 
 
+# Authority ranks, for hygiene's decisions: a person outranks an agent, an agent outranks capture.
+HUMAN_RANK, AGENT_RANK, CAPTURE_RANK = 2, 1, 0
+
+
 @dataclass(frozen=True)
 class Actor:
     """A user, the API token they used (None for a session), the surface and the client name."""
@@ -39,6 +43,13 @@ class Actor:
     @property
     def scope_restricted(self) -> bool:
         return self.token is not None and self.token.scope_restricted
+
+    @property
+    def rank(self) -> int:
+        """A person (the dashboard, a session) 2, an agent (a token) 1, capture 0."""
+        if self.surface == Surface.CAPTURE:
+            return CAPTURE_RANK
+        return AGENT_RANK if self.token is not None else HUMAN_RANK
 
 
 def actor_for_request(request: Any, *, surface: str = Surface.API) -> Actor:
