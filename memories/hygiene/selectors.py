@@ -15,7 +15,16 @@ from zeromemory.core.actor import Actor
 from zeromemory.core.errors import NotFound
 from zeromemory.core.paging import Page, cursor_page
 
-_RELATED = ("scope", "memory_a__kind", "memory_b__kind", "resolved_by", "challenged_by")
+_RELATED = (
+    "scope",
+    "resolved_by",
+    "challenged_by",
+    *(
+        f"{side}__{field}"
+        for side in ("memory_a", "memory_b")
+        for field in ("kind", "scope", "created_by")
+    ),
+)
 
 
 def reviewable_conflicts(actor: Actor) -> QuerySet[Conflict]:

@@ -141,6 +141,11 @@ class Conflict(models.Model):
     def is_challenge(self) -> bool:
         return self.memory_b_id is None
 
+    @property
+    def memories(self) -> list[Memory]:
+        """A and B side by side (A alone for a challenge)."""
+        return [self.memory_a] if self.memory_b_id is None else [self.memory_a, self.memory_b]
+
 
 class ConflictAction(models.Model):
     """One action taken on a conflict: who (or the automatic rules) did what, and how to undo it.

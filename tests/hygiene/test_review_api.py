@@ -117,3 +117,20 @@ def test_the_mcp_tools_list_resolve_and_challenge(open_pair, pair, tenancy):
         agent, "resolve_conflict", {"conflict_id": open_pair.public_id, "action": "undo"}
     )
     assert refused.is_error and structured(refused)["error"]["code"] == "forbidden"
+
+
+def test_recall_context_and_briefing_mark_disputed_memories(open_pair, pair, tenancy, api):
+    owner = api(tenancy.owner)
+    query = {"query": "staging database reset", "scopes": [tenancy.team.public_id]}
+    hits = owner.post("/api/v1/recall", query, format="json").json()["results"]
+    assert hits and all(hit["disputed"] for hit in hits)
+    topic = {"topic": "staging database reset", "scopes": [tenancy.team.public_id]}
+    context = owner.post("/api/v1/context", topic, format="json").json()
+    rows = [row for section in context["sections"] for row in section["rows"]]
+    assert rows and all(row["disputed"] for row in rows)
+    assert "[fact, disputed]" in context["markdown"]
+    briefing = owner.get("/api/v1/briefing", {"scopes": tenancy.team.public_id}).json()
+    assert "[fact, disputed]" in briefing["markdown"]
+    resolve(owner, open_pair, "keep_both")
+    hits = owner.post("/api/v1/recall", query, format="json").json()["results"]
+    assert not any(hit["disputed"] for hit in hits)
