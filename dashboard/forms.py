@@ -236,7 +236,8 @@ class ReviewFilterForm(forms.Form):
     status = forms.ChoiceField(
         label=_("Status"),
         required=False,
-        choices=[(ConflictStatus.OPEN, _("To review")), *ConflictStatus.choices],
+        # Open first: what waits for the reviewer.
+        choices=sorted(ConflictStatus.choices, key=lambda choice: choice[0] != ConflictStatus.OPEN),
     )
     cursor = forms.CharField(required=False, max_length=40, widget=forms.HiddenInput)
 
