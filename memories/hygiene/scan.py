@@ -106,8 +106,10 @@ def hygiene_scan(*, batch: int = BATCH) -> HygieneScan:
     last = HygieneScan.objects.filter(finished_at__isnull=False).order_by("-started_at").first()
     record = HygieneScan.objects.create(started_at=timezone.now())
     ids = subject_ids(last.started_at if last is not None else None)
+    seen: set[tuple[int, int]] = set()  # a pair met from both sides, in two batches, counts once
     for start in range(0, len(ids), batch):
-        pairs = neighbour_pairs(ids[start : start + batch])
+        pairs = [p for p in neighbour_pairs(ids[start : start + batch]) if (p.a, p.b) not in seen]
+        seen.update((pair.a, pair.b) for pair in pairs)
         record.pairs_found += len(pairs)
         record.pairs_new += queue_pairs(pairs)
     record.subjects = len(ids)
