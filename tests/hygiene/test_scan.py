@@ -111,3 +111,24 @@ def test_the_scan_and_the_sweeper_are_scheduled(db):
     funcs = dict(Schedule.objects.values_list("name", "func"))
     assert funcs["hygiene-scan"] == "memories.hygiene.tasks.scan_if_due"
     assert funcs["sweep-conflicts"] == "memories.hygiene.tasks.sweep_conflicts"
+
+
+def test_the_scan_runs_on_demand(pair):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    out = StringIO()
+    call_command("hygiene_scan", stdout=out)
+    assert "1 new" in out.getvalue()
+
+
+def test_the_index_and_the_exact_comparison_find_the_same_pairs(pair, tenancy):
+    write(tenancy.owner, "Frontend components are named in PascalCase.", tenancy.team)
+    write(tenancy.owner, "Frontend component names use PascalCase.", tenancy.team)
+    by_scope = scan.subjects_by_scope(None)
+    ids = by_scope[tenancy.team.pk]
+    exact = {(p.a, p.b): p.similarity for p in scan.exact_pairs(tenancy.team.pk, ids)}
+    indexed = {(p.a, p.b): p.similarity for p in scan.neighbour_pairs(ids)}
+    assert exact.keys() == indexed.keys() and len(exact) >= 2
+    assert all(abs(exact[key] - indexed[key]) < 1e-3 for key in exact)
