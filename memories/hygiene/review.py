@@ -63,7 +63,7 @@ def _apply(
         by=None if actor is None else actor.user,
         surface="" if actor is None else actor.surface,
     )
-    who = actor or Actor(user=None)
+    who = actor or Actor(user=None)  # the rules act as nobody
     reason = _("Forgotten in hygiene review (%(id)s).") % {"id": conflict.public_id}
     if resolution in (Resolution.FORGET_A, Resolution.FORGET_B):
         retired = sides["a" if resolution == Resolution.FORGET_A else "b"]

@@ -1,10 +1,11 @@
 """The decision rules: which judged pairs are resolved without a person, and how. Pure functions
 over the verdict and the two memories' authority, kind and age; no database.
 
-- A duplicate at confidence ≥ ZM's HYGIENE_AUTO_DUPLICATE is merged: the memory of lower
-  authority (or, at equal authority, the older) is superseded and its provenance joins the other.
-- A supersession at ≥ HYGIENE_AUTO_SUPERSEDE retires the memory the judge says is replaced, with
-  its provenance, unless that memory has the higher authority.
+- A duplicate at confidence ≥ HYGIENE_AUTO_DUPLICATE (0.90) is merged: the memory of lower
+  authority (or, at equal authority, the older) is superseded and its provenance joins the
+  other.
+- A supersession at ≥ HYGIENE_AUTO_SUPERSEDE (0.95) retires the memory the judge says is
+  replaced, with its provenance, unless that memory has the higher authority.
 - A decision, convention, gotcha or preference written by a person or an agent (rank ≥ 1) is
   never retired automatically.
 - Everything else that is a conflict (contradictions, lower confidence) goes to the review

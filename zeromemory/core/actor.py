@@ -23,7 +23,8 @@ class Surface(models.TextChoices):
     CAPTURE = "capture", _("Capture")
 
 
-# Authority ranks, for hygiene's decisions: a person outranks an agent, an agent outranks capture.
+# Authority ranks, for hygiene's decisions: a person (a session) outranks an agent (a token),
+# an agent outranks capture (extraction, import, the watcher).
 HUMAN_RANK, AGENT_RANK, CAPTURE_RANK = 2, 1, 0
 
 
@@ -43,13 +44,6 @@ class Actor:
     @property
     def scope_restricted(self) -> bool:
         return self.token is not None and self.token.scope_restricted
-
-    @property
-    def rank(self) -> int:
-        """A person (the dashboard, a session) 2, an agent (a token) 1, capture 0."""
-        if self.surface == Surface.CAPTURE:
-            return CAPTURE_RANK
-        return AGENT_RANK if self.token is not None else HUMAN_RANK
 
 
 def actor_for_request(request: Any, *, surface: str = Surface.API) -> Actor:
