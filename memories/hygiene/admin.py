@@ -14,11 +14,11 @@ from django.utils.translation import ngettext
 
 from memories.hygiene import review, service
 from memories.hygiene.rules import RANKS
-from memories.models import Conflict, ConflictAction, ConflictStatus, Memory
+from memories.models import Conflict, ConflictAction, ConflictStatus, Memory, Resolution
 from zeromemory.core.actor import Actor, Surface
 from zeromemory.core.errors import DomainError
 
-ACTION_CHOICES = [("", "—"), *((value, value.replace("_", " ")) for value in review.ACTIONS)]
+ACTION_CHOICES = [("", "—"), *Resolution.choices, ("undo", _("Undo the last resolution"))]
 
 
 def _staff(request) -> Actor:

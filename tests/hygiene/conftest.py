@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from memories.models import Memory
+from memories.models import Conflict, ConflictStatus, Memory, Relation
 from tests.hygiene.support import write
 
 
@@ -20,3 +20,17 @@ def pair(tenancy, kinds_seeded):
 @pytest.fixture
 def valid_count(tenancy):
     return lambda: Memory.objects.filter(scope=tenancy.team, valid=True).count()
+
+
+@pytest.fixture
+def open_pair(pair, tenancy):
+    """The pair in the team's review queue, as the judge leaves a duplicate it is unsure of."""
+    return Conflict.objects.create(
+        scope=tenancy.team,
+        memory_a=pair[0],
+        memory_b=pair[1],
+        status=ConflictStatus.OPEN,
+        verdict=Relation.DUPLICATE,
+        confidence=0.8,
+        rationale="Both say the staging database is reset on Mondays.",
+    )

@@ -4,24 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from memories.models import Conflict, ConflictStatus, Relation
+from memories.models import Conflict, ConflictStatus
 from tests.factories import make_scope, make_token
 from tests.hygiene.support import write
 from tests.mcp_inproc import call_tool, structured
-
-
-@pytest.fixture
-def open_pair(pair, tenancy):
-    a, b = pair
-    return Conflict.objects.create(
-        scope=tenancy.team,
-        memory_a=a,
-        memory_b=b,
-        status=ConflictStatus.OPEN,
-        verdict=Relation.DUPLICATE,
-        confidence=0.8,
-        rationale="Both say the staging database is reset on Mondays.",
-    )
 
 
 def resolve(client, conflict, action):

@@ -2,23 +2,7 @@
 
 from __future__ import annotations
 
-import pytest
 from django.test import Client
-
-from memories.models import Conflict, ConflictStatus, Relation
-
-
-@pytest.fixture
-def open_pair(pair, tenancy):
-    return Conflict.objects.create(
-        scope=tenancy.team,
-        memory_a=pair[0],
-        memory_b=pair[1],
-        status=ConflictStatus.OPEN,
-        verdict=Relation.DUPLICATE,
-        confidence=0.8,
-        rationale="Both say the staging database is reset on Mondays.",
-    )
 
 
 def signed_in(user) -> Client:
