@@ -13,6 +13,7 @@ from memories.models import (
     ActivityOperation,
     ActivityOutcome,
     AuthorKind,
+    ConflictStatus,
     MemoryState,
     TranslationStatus,
 )
@@ -227,3 +228,19 @@ class ActivityFilterForm(forms.Form):
             self.fields[name].widget.attrs["data-autosubmit"] = ""
 
     cursor = forms.CharField(required=False, max_length=40, widget=forms.HiddenInput)
+
+
+class ReviewFilterForm(forms.Form):
+    # A free value: a scope the reviewer does not administer answers 403 or 404 from the selector.
+    scope = forms.CharField(required=False, max_length=40, widget=forms.HiddenInput)
+    status = forms.ChoiceField(
+        label=_("Status"),
+        required=False,
+        # Open first: what waits for the reviewer.
+        choices=sorted(ConflictStatus.choices, key=lambda choice: choice[0] != ConflictStatus.OPEN),
+    )
+    cursor = forms.CharField(required=False, max_length=40, widget=forms.HiddenInput)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["status"].widget.attrs["data-autosubmit"] = ""

@@ -3,7 +3,7 @@ from django.urls import path
 from django.views.i18n import set_language
 
 import zeromemory.core.converters  # noqa: F401 - registers the id and username converters
-from dashboard.views import account, activity, ingest, memories, scopes, tokens
+from dashboard.views import account, activity, ingest, memories, review, scopes, tokens
 
 app_name = "dashboard"
 
@@ -33,6 +33,8 @@ urlpatterns = [
     path("activity/", activity.activity, name="activity"),
     path("ingest/", ingest.ingest_list, name="ingest"),
     path("ingest/<id:chunk_id>/retry/", ingest.ingest_retry, name="ingest_retry"),
+    path("review/", review.review_list, name="review"),
+    path("review/<id:conflict_id>/resolve/", review.review_resolve, name="review_resolve"),
     path("tokens/", tokens.token_list, name="tokens"),
     path("tokens/<id:token_id>/revoke/", tokens.token_revoke, name="token_revoke"),
     path("login/", account.LoginView.as_view(), name="login"),

@@ -206,6 +206,7 @@ class HitOut(BaseModel):
     fts_matched: bool
     age_days: float
     has_original: bool
+    disputed: bool = False  # an open review-queue item names this memory
 
 
 class RecallOut(BaseModel):
@@ -222,6 +223,7 @@ class RowOut(BaseModel):
     tokens: int
     score: float | None
     age_days: float
+    disputed: bool = False
 
 
 class SectionOut(BaseModel):

@@ -21,6 +21,8 @@ TENANT_MODELS = {
     "MemoryWindow",
     "IdempotencyRecord",
     "ActivityLog",
+    "Conflict",
+    "ConflictAction",
 }
 # Where tenant data may be queried: the one door, and the reads and writes behind it.
 ALLOWED = (
@@ -34,6 +36,7 @@ ALLOWED = (
     "memories/activity.py",  # the activity log's own selector and writes
     "memories/canonical/service.py",  # the background pass, by memory id
     "memories/capture/",  # ingest's ledger and extraction, as the chunk's user
+    "memories/hygiene/",  # the scan over every scope, the judge by pair id, the review queue
     "memories/management/commands/",  # operators' commands over every memory
 )
 MAX_LINES = 300

@@ -45,3 +45,18 @@ EXTRACTION_LEASE_SECONDS = env_int("ZM_EXTRACTION_LEASE", EXTRACTOR_TIMEOUT_SECO
 EXTRACTION_DAILY_TOKENS = env_int("ZM_EXTRACTION_DAILY_TOKENS", 2_000_000)
 # Days a chunk's text is kept after extraction; then only its hash and results stay.
 CHUNK_RETENTION_DAYS = env_int("ZM_CHUNK_RETENTION_DAYS", 30, minimum=1)
+
+# Hygiene: a scheduled scan pairs each memory changed since the last scan with its nearest valid
+# neighbours in its scope; an LLM judges each pair; sure duplicates and supersessions are resolved
+# (add-only, by authority rank), the rest wait in the review queue.
+HYGIENE_INTERVAL_MINUTES = env_int("ZM_HYGIENE_INTERVAL_MINUTES", 60, minimum=1)
+HYGIENE_MODEL = env_str("ZM_HYGIENE_MODEL", "claude-haiku-4-5")
+HYGIENE_TIMEOUT_SECONDS = env_int("ZM_HYGIENE_TIMEOUT", 60, minimum=1)
+HYGIENE_MAX_ATTEMPTS = env_int("ZM_HYGIENE_MAX_ATTEMPTS", 6, minimum=1)
+HYGIENE_LEASE_SECONDS = env_int("ZM_HYGIENE_LEASE", HYGIENE_TIMEOUT_SECONDS + 60, minimum=1)
+# Neighbours per subject, and the cosine similarity a neighbour needs to make a pair.
+HYGIENE_NEIGHBOURS = 3
+HYGIENE_MIN_SIMILARITY = 0.78
+# Judge confidence at which a duplicate, or a supersession, is resolved without a person.
+HYGIENE_AUTO_DUPLICATE = 0.90
+HYGIENE_AUTO_SUPERSEDE = 0.95

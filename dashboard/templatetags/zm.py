@@ -19,3 +19,11 @@ def language_name(code: str) -> str:
         except KeyError:
             continue
     return code
+
+
+@register.filter
+def authority(memory) -> int:
+    """The memory's authority rank in hygiene's rules: a person 2, an agent 1, capture 0."""
+    from memories.hygiene.rules import RANKS
+
+    return RANKS.get(memory.author_kind, 0)

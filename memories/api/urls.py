@@ -3,7 +3,7 @@
 from django.urls import path
 
 import zeromemory.core.converters  # noqa: F401 - registers the id and username converters
-from memories.api import ingest, memories, read
+from memories.api import conflicts, ingest, memories, read
 
 urlpatterns = [
     path("memories", memories.MemoryListView.as_view(), name="api-memories"),
@@ -15,6 +15,18 @@ urlpatterns = [
         "memories/<id:memory_id>/supersede",
         memories.SupersedeView.as_view(),
         name="api-supersede",
+    ),
+    path(
+        "memories/<id:memory_id>/challenge",
+        conflicts.ChallengeView.as_view(),
+        name="api-challenge",
+    ),
+    path("conflicts", conflicts.ConflictListView.as_view(), name="api-conflicts"),
+    path("conflicts/<id:conflict_id>", conflicts.ConflictDetailView.as_view(), name="api-conflict"),
+    path(
+        "conflicts/<id:conflict_id>/resolve",
+        conflicts.ConflictResolveView.as_view(),
+        name="api-conflict-resolve",
     ),
     path("recall", read.RecallView.as_view(), name="api-recall"),
     path("context", read.ContextView.as_view(), name="api-context"),

@@ -32,8 +32,8 @@ from pgvector.django import CosineDistance
 
 from memories.canonical.translator import TranslationFailed, translate_to_english
 from memories.embeddings import embed_contents
-from memories.models import Memory, Provenance, TranslationStatus
-from memories.services.common import content_hash, save_windows
+from memories.models import Memory, TranslationStatus
+from memories.services.common import content_hash, move_provenance, save_windows
 
 logger = logging.getLogger(__name__)
 
@@ -154,11 +154,7 @@ def _merge_into(memory: Memory, survivor: Memory) -> None:
     memory.superseded_by = survivor
     memory.superseded_at = now
     memory.save()
-    for row in Provenance.objects.filter(memory=memory):
-        row.memory = survivor
-        row.absorbed = True
-        row.written_text = row.written_text or memory.content_original
-        row.save(update_fields=["memory", "absorbed", "written_text"])
+    move_provenance(source=memory, target=survivor, written_text=memory.content_original)
 
 
 WAITING_FOR_KEY = "ANTHROPIC_API_KEY is not set; waiting for a key."

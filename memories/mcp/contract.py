@@ -130,6 +130,41 @@ remember for that). Secrets in it are redacted before it is stored.
 Returns the chunk's id and status (pending, waiting_for_key, extracted, skipped, failed) and \
 duplicate: true when you sent the same chunk before (nothing is extracted twice)."""
 
+LIST_CONFLICTS = """\
+The review queue of the scopes you administer: pairs of memories the server found that may be \
+duplicates, where one may replace the other, or that disagree, and memories someone challenged. \
+Each item shows both memories side by side (content, kind, author and its rank), the judge's \
+verdict, confidence and rationale.
+
+- scope: a scope id from list_scopes; omit for every scope you administer.
+- status: open (the default: waiting for review), resolved, cleared, pending, waiting_for_key, \
+failed.
+- cursor, limit: the next page (next_cursor of the previous answer), 1 to 200 items.
+
+Answers forbidden in a scope you read but do not administer."""
+
+RESOLVE_CONFLICT = """\
+Resolve an item of the review queue (scope admins only). Nothing is deleted: a retired memory \
+is superseded or forgotten and can be restored.
+
+- conflict_id: the id from list_conflicts.
+- action: keep_both, a_supersedes_b, b_supersedes_a, merge (the memory of lower authority, or \
+the older, is superseded and its provenance joins the other), forget_a, forget_b, dismiss, or \
+undo (reverse the last resolution, automatic ones included). A challenge takes keep_both, \
+forget_a or dismiss.
+
+Answers conflict when the item is not open (undo it first). Returns the item."""
+
+CHALLENGE = """\
+Dispute a memory you believe is wrong or outdated, with the reason: it goes to the review queue \
+of its scope's admins and is marked disputed in recall, build_context and briefings until they \
+decide. Prefer this to forget when you are not sure, or when the memory is not yours.
+
+- memory_id: the id from recall, build_context or briefing.
+- reason: why, in English, with the evidence (a file, a command output, a newer decision).
+
+Returns the queue item; a memory already challenged keeps its open item."""
+
 DESCRIPTIONS = {
     "remember": REMEMBER,
     "recall": RECALL,
@@ -139,4 +174,7 @@ DESCRIPTIONS = {
     "restore": RESTORE,
     "list_scopes": LIST_SCOPES,
     "ingest": INGEST,
+    "list_conflicts": LIST_CONFLICTS,
+    "resolve_conflict": RESOLVE_CONFLICT,
+    "challenge": CHALLENGE,
 }

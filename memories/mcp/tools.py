@@ -1,4 +1,5 @@
-"""The MCP tools: remember, recall, build_context, briefing, forget, restore, list_scopes.
+"""The MCP tools: remember, recall, build_context, briefing, forget, restore, list_scopes, ingest
+(and the review queue's, in `memories.mcp.hygiene_tools`).
 
 Each tool validates its arguments (the input schema mirrors the REST serializers and uses the
 same limits), calls the same service or selector as the REST view, and shapes the answer;
@@ -20,6 +21,7 @@ from memories import selectors
 from memories.capture.ingest import IngestInput, chunk_ingest
 from memories.capture.schemas import IngestOut
 from memories.mcp import contract
+from memories.mcp.hygiene_tools import HYGIENE_TOOLS
 from memories.mcp.server import ZeroMemoryServer, run_tool
 from memories.models import Memory, SourceKind, TranslationStatus
 from memories.recall import budget, context, inputs
@@ -268,6 +270,7 @@ TOOLS: list[tuple[Callable[..., Any], str, ToolAnnotations]] = [
             open_world_hint=False,
         ),
     ),
+    *HYGIENE_TOOLS,
 ]
 
 

@@ -14,6 +14,14 @@ from memories.models.catalogue import (
     TranslationStatus,
 )
 from memories.models.chunk import Chunk, ChunkSource, ChunkStatus
+from memories.models.conflict import (
+    Conflict,
+    ConflictAction,
+    ConflictStatus,
+    HygieneScan,
+    Relation,
+    Resolution,
+)
 from memories.models.memory import Memory
 from memories.models.records import IdempotencyRecord, MemoryVersion, MemoryWindow, Provenance
 
@@ -26,6 +34,10 @@ __all__ = [
     "Chunk",
     "ChunkSource",
     "ChunkStatus",
+    "Conflict",
+    "ConflictAction",
+    "ConflictStatus",
+    "HygieneScan",
     "IdempotencyRecord",
     "Memory",
     "MemoryKind",
@@ -33,6 +45,8 @@ __all__ = [
     "MemoryVersion",
     "MemoryWindow",
     "Provenance",
+    "Relation",
+    "Resolution",
     "SourceKind",
     "TranslationStatus",
 ]

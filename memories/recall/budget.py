@@ -5,7 +5,7 @@ memories/recall/context.py says how the budget is shared.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -13,6 +13,7 @@ from typing import Any
 from django.utils.translation import gettext as _
 
 from memories import embeddings
+from memories.hygiene.selectors import disputed
 from memories.schemas import ContextOut, RowOut, SectionOut
 from zeromemory.core.errors import ValidationFailed
 
@@ -83,6 +84,7 @@ class Candidate:
     content: str
     age_days: float
     score: float | None = None
+    disputed: bool = False
 
 
 @dataclass
@@ -104,6 +106,7 @@ class Row:
             tokens=self.tokens,
             score=candidate.score,
             age_days=round(candidate.age_days, 2),
+            disputed=candidate.disputed,
         )
 
 
@@ -168,7 +171,8 @@ class Context:
 def _line(candidate: Candidate, content: str) -> str:
     # One line per memory: whitespace inside the content becomes single spaces (the same
     # tokens: the tokenizer drops whitespace), so the markdown list stays a list.
-    return f"- [{candidate.kind}] {' '.join(content.split())} ({candidate.id})"
+    label = f"{candidate.kind}, disputed" if candidate.disputed else candidate.kind
+    return f"- [{label}] {' '.join(content.split())} ({candidate.id})"
 
 
 def _whole(candidate: Candidate) -> Row:
@@ -244,7 +248,17 @@ def _render(title: str, sections: list[Section]) -> str:
     return "\n".join(parts) + "\n"
 
 
+def _mark_disputed(sections: list[Section]) -> None:
+    """Flag the candidates an open review-queue item names (one query for all sections)."""
+    marked = disputed(c.pk for section in sections for c in section.candidates)
+    for section in sections:
+        section.candidates = [
+            replace(c, disputed=True) if c.pk in marked else c for c in section.candidates
+        ]
+
+
 def assemble(*, title: str, topic: str | None, max_tokens: int, sections: list[Section]) -> Context:
+    _mark_disputed(sections)
     available = max_tokens - count_tokens(f"# {title}")
     _allot(sections, available)
     markdown = _render(title, sections)

@@ -46,6 +46,7 @@ from pydantic import Field
 
 from memories import embeddings
 from memories.activity_logged import Logged, logs_read
+from memories.hygiene.selectors import disputed
 from memories.models import ActivityOperation
 from memories.recall.inputs import (
     DEFAULT_K,
@@ -116,6 +117,7 @@ def search(
         while cursor.nextset():  # the SETs answer first; the rows are in the last result
             pass
         rows = cursor.fetchall()
+    marked = disputed(row[0] for row in rows)
     return [
         Hit(
             pk=pk,
@@ -128,6 +130,7 @@ def search(
             fts_matched=fts_matched,
             age_days=round(float(age_days), 2),
             has_original=has_original,
+            disputed=pk in marked,
         )
         for (
             pk,

@@ -7,7 +7,7 @@ import re
 import unicodedata
 
 from memories.embeddings import Embedded
-from memories.models import Memory, MemoryWindow
+from memories.models import Memory, MemoryWindow, Provenance
 
 _WHITESPACE = re.compile(r"\s+")
 
@@ -40,3 +40,25 @@ def save_windows(*, memory: Memory, embedded: Embedded, replace: bool) -> None:
     if replace:
         MemoryWindow.objects.filter(memory=memory).delete()
     MemoryWindow.objects.bulk_create(window_rows(memory=memory, embedded=embedded))
+
+
+def move_provenance(*, source: Memory, target: Memory, written_text: str) -> list[list]:
+    """Every provenance row of `source` joins `target`, marked absorbed, keeping what it said
+    (`written_text` when the row recorded none). Returns `[id, absorbed, written_text]` of each
+    row as it was, for `return_provenance` to undo the move."""
+    moved = []
+    for row in Provenance.objects.filter(memory=source):
+        moved.append([row.id, row.absorbed, row.written_text])
+        row.memory = target
+        row.absorbed = True
+        row.written_text = row.written_text or written_text
+        row.save(update_fields=["memory", "absorbed", "written_text"])
+    return moved
+
+
+def return_provenance(*, moved: list[list], to: Memory) -> None:
+    """Undo `move_provenance`: the rows go back to `to` as they were."""
+    for row_id, absorbed, written_text in moved:
+        Provenance.objects.filter(pk=row_id).update(
+            memory=to, absorbed=absorbed, written_text=written_text
+        )

@@ -14,6 +14,7 @@ import pytest
 from django.conf import settings
 from django.test import Client
 
+from memories.models import Conflict, ConflictStatus
 from scopes.models import Scope
 from scopes.services import token_create
 from tests.dashboard.conftest import canonicalized
@@ -126,7 +127,7 @@ def english_labels(lang: str) -> set[str]:
 def every_page(tenancy, memories):
     """(client, url) for every page of the dashboard, signed in as the team's admin or not."""
     Scope.objects.filter(pk=tenancy.team.pk).update(name="Platform core")
-    canonicalized(
+    health = canonicalized(
         tenancy.owner,
         tenancy.team,
         english="Every service exposes a health endpoint.",
@@ -134,6 +135,15 @@ def every_page(tenancy, memories):
         lang="fr",
     )
     token_create(actor=Actor(user=tenancy.owner), name="ci")
+    first, second = sorted((memories.team, health), key=lambda memory: memory.pk)
+    Conflict.objects.create(
+        scope=tenancy.team,
+        memory_a=first,
+        memory_b=second,
+        status=ConflictStatus.OPEN,
+        verdict="contradiction",
+        confidence=0.8,
+    )
     from memories.recall.recall import recall
 
     recall(actor=Actor(user=tenancy.owner, surface="dashboard"), query="health endpoint")
@@ -149,6 +159,7 @@ def every_page(tenancy, memories):
         (True, f"/scopes/{team}/"),
         (True, "/activity/"),
         (True, "/ingest/"),
+        (True, "/review/"),
         (True, "/tokens/"),
         (True, "/password/"),
         (True, "/memories/mem_missing/"),

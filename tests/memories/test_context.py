@@ -64,6 +64,7 @@ def test_json_and_markdown_say_the_same(owner, project):
                 "tokens",
                 "score",
                 "age_days",
+                "disputed",
             }
 
 

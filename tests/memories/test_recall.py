@@ -40,6 +40,7 @@ def test_a_hit_says_what_it_is(tenancy, owner, team):
         "fts_matched",
         "age_days",
         "has_original",
+        "disputed",
     }
     assert (hit.id, hit.kind, hit.scope, hit.content) == (
         memory.public_id,

@@ -131,6 +131,25 @@ API_ROWS = [
         TEAM_WRITE,
     ),
     _api("api-supersede", "post", "memories/{memory}/supersede", TEAM_WRITE, {"by": "{other}"}),
+    _api(
+        "api-challenge",
+        "post",
+        "memories/{memory}/challenge",
+        TEAM_WRITE,
+        {"reason": "The vault word was rotated."},
+    ),
+    _api("api-conflicts", "get", "conflicts?scope={team}", TEAM_ADMIN),
+    _api(
+        "api-conflicts", "get", "conflicts", ACCOUNT_READ, note="only scopes the caller administers"
+    ),
+    _api("api-conflict", "get", "conflicts/{conflict}", TEAM_ADMIN),
+    _api(
+        "api-conflict-resolve",
+        "post",
+        "conflicts/{conflict}/resolve",
+        TEAM_ADMIN,
+        {"action": "keep_both"},
+    ),
     _api("api-recall", "post", "recall", TEAM_READ, {"query": "vault word", "scopes": ["{team}"]}),
     _api(
         "api-recall",

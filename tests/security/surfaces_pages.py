@@ -96,6 +96,15 @@ DASHBOARD_ROWS = [
         expect(outsider=404, reader=404, removed=404, **_NO_TOKENS),
         note="a chunk is its user's own",
     ),
+    _page("review", "get", "/review/", PAGE_ACCOUNT, note="only scopes the caller administers"),
+    _page("review", "get", "/review/?scope={team}", PAGE_TEAM_WRITE),
+    _page(
+        "review_resolve",
+        "post",
+        "/review/{conflict}/resolve/",
+        PAGE_TEAM_WRITE,
+        {"action": "keep_both"},
+    ),
     _page("tokens", "get", "/tokens/", PAGE_ACCOUNT),
     _page("tokens", "post", "/tokens/", PAGE_ACCOUNT, {"name": "ci"}),
     _page(

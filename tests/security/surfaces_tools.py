@@ -9,6 +9,7 @@ TOOL_READ = expect(outsider="not_found", restricted="not_found", removed="not_fo
 TOOL_READ.update(revoked="unauthorized")
 TOOL_WRITE = dict(TOOL_READ, reader="forbidden", read_only="forbidden")
 TOOL_ACCOUNT = expect(revoked="unauthorized")
+TOOL_ADMIN = TOOL_WRITE
 
 
 def _tool(name, preset, arguments, note=""):
@@ -32,4 +33,8 @@ TOOL_ROWS = [
         TOOL_WRITE,
         {"content": "user: the vault moved again.", "source_kind": "transcript", "scope": "{team}"},
     ),
+    _tool("list_conflicts", TOOL_ADMIN, {"scope": "{team}"}),
+    _tool("list_conflicts", TOOL_ACCOUNT, {}, note="only scopes the caller administers"),
+    _tool("resolve_conflict", TOOL_ADMIN, {"conflict_id": "{conflict}", "action": "keep_both"}),
+    _tool("challenge", TOOL_WRITE, {"memory_id": "{memory}", "reason": "It was rotated."}),
 ]

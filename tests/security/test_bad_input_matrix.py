@@ -165,7 +165,15 @@ def _with_bad_ids(row: Row) -> list[str]:
     """The row's path with each id in it (not in its query) replaced by each bad value."""
     path, mark, query = row.path.partition("?")
     paths = []
-    for placeholder in ("{team}", "{memory}", "{forgotten}", "{token}", "{member}", "{chunk}"):
+    for placeholder in (
+        "{team}",
+        "{memory}",
+        "{forgotten}",
+        "{token}",
+        "{member}",
+        "{chunk}",
+        "{conflict}",
+    ):
         if placeholder in path:
             paths += [path.replace(placeholder, value) + mark + query for value in PATH_VALUES]
     return paths

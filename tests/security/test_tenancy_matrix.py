@@ -97,6 +97,7 @@ def test_each_row_names_its_route(row: Row):
         token="tok_x",
         member="member",
         chunk="chk_x",
+        conflict="cfl_x",
     )
     match = resolve(path)
     assert (f"{match.namespace}:" if match.namespace else "") + match.url_name == row.route

@@ -10,6 +10,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from memories.capture.ingest import IngestInput, chunk_ingest
+from memories.models import Conflict, ConflictStatus, Memory, Relation
 from memories.recall import recall as search
 from memories.services.lifecycle import memory_forget
 from memories.services.remember import RememberInput, memory_remember
@@ -38,7 +39,13 @@ class World:
 
     def leaks(self, text: str, sent: str = "") -> list[str]:
         """Which of the team's ids or words appear in an answer (beyond what the caller sent)."""
-        secrets = [self.team.public_id, self.ids["memory"], self.ids["other"], MARKER]
+        secrets = [
+            self.team.public_id,
+            self.ids["memory"],
+            self.ids["other"],
+            self.ids["conflict"],
+            MARKER,
+        ]
         return [secret for secret in secrets if secret in text and secret not in sent]
 
     def api(self, actor: str) -> APIClient:
@@ -113,8 +120,19 @@ def build_world() -> World:
             scope=team.public_id,
         ),
     ).chunk
+    # A pair in the team's review queue, as the scan and the judge leave it.
+    conflict = Conflict.objects.create(
+        scope=team,
+        memory_a=Memory.objects.get(public_id=memory),
+        memory_b=Memory.objects.get(public_id=other),
+        status=ConflictStatus.OPEN,
+        verdict=Relation.CONTRADICTION,
+        confidence=0.8,
+        rationale=f"They disagree about {MARKER}.",
+    )
     ids = {
         "chunk": chunk.public_id,
+        "conflict": conflict.public_id,
         "team": team.public_id,
         "memory": memory,
         "other": other,

@@ -23,6 +23,11 @@ class Surface(models.TextChoices):
     CAPTURE = "capture", _("Capture")
 
 
+# Authority ranks, for hygiene's decisions: a person (a session) outranks an agent (a token),
+# an agent outranks capture (extraction, import, the watcher).
+HUMAN_RANK, AGENT_RANK, CAPTURE_RANK = 2, 1, 0
+
+
 @dataclass(frozen=True)
 class Actor:
     """A user, the API token they used (None for a session), the surface and the client name."""

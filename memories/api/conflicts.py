@@ -1,0 +1,88 @@
+"""REST endpoints of the review queue (`/api/v1/conflicts…`) and of challenging a memory.
+Thin: validate, call a selector or service, shape."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema, extend_schema_serializer
+from rest_framework import serializers, status
+from rest_framework.views import APIView
+
+from memories import selectors
+from memories.hygiene import review
+from memories.hygiene import selectors as queue
+from memories.hygiene.schemas import ConflictOut, ConflictPageOut
+from memories.models import ConflictStatus, Relation
+from zeromemory.core.actor import actor_for_request
+from zeromemory.core.rendering import render
+from zeromemory.core.serializers import PagedQuery, StrictCharField, StrictSerializer
+
+
+def _answer(actor, public_id: str, code: int = status.HTTP_200_OK):
+    return render(
+        ConflictOut.of(queue.conflict_for_review(actor=actor, public_id=public_id)), status=code
+    )
+
+
+class ConflictListView(APIView):
+    class Filters(PagedQuery):
+        scope = StrictCharField(required=False, max_length=40)
+        status = serializers.ChoiceField(
+            choices=ConflictStatus.choices, required=False, default=ConflictStatus.OPEN
+        )
+        verdict = serializers.ChoiceField(choices=Relation.choices, required=False)
+
+    @extend_schema(
+        parameters=[Filters],
+        responses=ConflictPageOut,
+        operation_id="v1_conflicts_list",
+        summary="The review queue of the scopes you administer (newest first)",
+    )
+    def get(self, request):
+        data, page = self.Filters.read(request.query_params)
+        found, next_cursor = queue.conflict_list(
+            actor=actor_for_request(request), filters=queue.ConflictFilters(**data), page=page
+        )
+        return render(
+            ConflictPageOut(results=[ConflictOut.of(c) for c in found], next_cursor=next_cursor)
+        )
+
+
+class ConflictDetailView(APIView):
+    @extend_schema(responses=ConflictOut, summary="One conflict, both memories side by side")
+    def get(self, request, conflict_id: str):
+        return _answer(actor_for_request(request), conflict_id)
+
+
+class ConflictResolveView(APIView):
+    @extend_schema_serializer(component_name="ConflictResolve")
+    class Input(StrictSerializer):
+        action = serializers.ChoiceField(choices=review.ACTIONS)
+
+    @extend_schema(request=Input, responses=ConflictOut, summary="Resolve a conflict, or undo")
+    def post(self, request, conflict_id: str):
+        actor = actor_for_request(request)
+        conflict = queue.conflict_for_review(actor=actor, public_id=conflict_id)
+        body = self.Input(data=request.data)
+        body.is_valid(raise_exception=True)
+        review.conflict_resolve(actor=actor, conflict=conflict, **body.validated_data)
+        return _answer(actor, conflict_id)
+
+
+class ChallengeView(APIView):
+    @extend_schema_serializer(component_name="MemoryChallenge")
+    class Input(StrictSerializer):
+        reason = StrictCharField(max_length=2000)
+
+    @extend_schema(
+        request=Input,
+        responses={201: ConflictOut, 200: ConflictOut},
+        summary="Dispute a memory: a review-queue item for the scope's admins",
+    )
+    def post(self, request, memory_id: str):
+        actor = actor_for_request(request)
+        memory = selectors.memory_for_write(actor=actor, public_id=memory_id)
+        body = self.Input(data=request.data)
+        body.is_valid(raise_exception=True)
+        conflict, new = review.memory_challenge(actor=actor, memory=memory, **body.validated_data)
+        code = status.HTTP_201_CREATED if new else status.HTTP_200_OK
+        return render(ConflictOut.of(conflict), status=code)

@@ -1,0 +1,188 @@
+"""Writes of the review queue: resolve a conflict (a person's action or the automatic rules),
+undo the last action, and challenge a memory. Add-only: a memory is superseded or forgotten
+through the lifecycle services and brought back by restore; nothing is deleted.
+
+Callers obtain the conflict through `memories.hygiene.selectors` (scope admins only) and the
+memory through `memories.selectors`; these services trust what they receive.
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from memories.hygiene.rules import merge_loser, standing
+from memories.models import (
+    Conflict,
+    ConflictAction,
+    ConflictStatus,
+    Memory,
+    Relation,
+    Resolution,
+)
+from memories.services.common import move_provenance, return_provenance
+from memories.services.lifecycle import memory_forget, memory_restore, memory_supersede
+from zeromemory.core.actor import Actor
+from zeromemory.core.errors import Conflict as ConflictError
+from zeromemory.core.errors import ValidationFailed
+
+ACTIONS = (*Resolution.values, "undo")
+CHALLENGE_ACTIONS = (Resolution.KEEP_BOTH, Resolution.FORGET_A, Resolution.DISMISS)
+# The side a supersession retires.
+_RETIRES = {Resolution.A_SUPERSEDES_B: "b", Resolution.B_SUPERSEDES_A: "a"}
+
+
+def _locked(conflict: Conflict) -> Conflict:
+    return (
+        Conflict.objects.select_for_update(of=("self",))
+        .select_related("memory_a", "memory_b", "scope")
+        .get(pk=conflict.pk)
+    )
+
+
+def _sides(conflict: Conflict) -> dict[str, Memory | None]:
+    return {"a": conflict.memory_a, "b": conflict.memory_b}
+
+
+def _apply(
+    conflict: Conflict,
+    resolution: Resolution,
+    *,
+    actor: Actor | None,
+    retire: str | None,
+    move: bool,
+) -> ConflictAction:
+    """Retire (supersede or forget) the chosen side, record the action, close the conflict.
+    `actor` None: the automatic rules."""
+    sides = _sides(conflict)
+    action = ConflictAction(
+        conflict=conflict,
+        resolution=resolution,
+        automatic=actor is None,
+        by=None if actor is None else actor.user,
+        surface="" if actor is None else actor.surface,
+    )
+    who = actor or Actor(user=None)  # the rules act as nobody
+    reason = _("Forgotten in hygiene review (%(id)s).") % {"id": conflict.public_id}
+    if resolution in (Resolution.FORGET_A, Resolution.FORGET_B):
+        retired = sides["a" if resolution == Resolution.FORGET_A else "b"]
+        memory_forget(actor=who, memory=retired, reason=reason)
+        action.retired = retired
+    elif retire is not None:
+        retired, kept = sides[retire], sides["b" if retire == "a" else "a"]
+        memory_supersede(actor=who, memory=retired, by=kept)
+        if move:
+            action.moved_provenance = move_provenance(
+                source=retired, target=kept, written_text=retired.content
+            )
+        action.retired, action.kept = retired, kept
+    action.save()
+    conflict.status = ConflictStatus.RESOLVED
+    conflict.resolution = resolution
+    conflict.resolved_automatically = actor is None
+    conflict.resolved_by = action.by
+    conflict.resolved_at = action.created_at
+    conflict.save(
+        update_fields=[
+            "status",
+            "resolution",
+            "resolved_automatically",
+            "resolved_by",
+            "resolved_at",
+        ]
+    )
+    return action
+
+
+def resolve_automatically(*, conflict: Conflict, resolution: Resolution, retire: str) -> None:
+    """The rules' resolution of a judged pair (inside the judge's transaction): the retired
+    memory is superseded and its provenance joins the kept one."""
+    _apply(conflict, resolution, actor=None, retire=retire, move=True)
+
+
+def conflict_resolve(*, actor: Actor, conflict: Conflict, action: str) -> Conflict:
+    """A person's (or an agent's) resolution, or `undo` of the last one."""
+    if action not in ACTIONS:
+        raise ValidationFailed("action", _("Unknown action."))
+    if action == "undo":
+        return conflict_undo(actor=actor, conflict=conflict)
+    resolution = Resolution(action)
+    with transaction.atomic():
+        conflict = _locked(conflict)
+        if conflict.status != ConflictStatus.OPEN:
+            raise ConflictError(_("This conflict is not open; undo its resolution first."))
+        if conflict.is_challenge and resolution not in CHALLENGE_ACTIONS:
+            raise ValidationFailed(
+                "action", _("A challenge can be kept, forgotten (forget_a) or dismissed.")
+            )
+        retire, move = None, False
+        if resolution in _RETIRES:
+            retire = _RETIRES[resolution]
+        elif resolution == Resolution.MERGE:
+            retire = merge_loser(standing(conflict.memory_a), standing(conflict.memory_b))
+            move = True
+        _apply(conflict, resolution, actor=actor, retire=retire, move=move)
+    return conflict
+
+
+def conflict_undo(*, actor: Actor, conflict: Conflict) -> Conflict:
+    """Reverse the last action: the retired memory is restored (with its provenance), and the
+    conflict is open for review again."""
+    with transaction.atomic():
+        conflict = _locked(conflict)
+        last = (
+            conflict.actions.filter(undone_at__isnull=True).order_by("-created_at", "-id").first()
+        )
+        if last is None or conflict.status != ConflictStatus.RESOLVED:
+            raise ConflictError(_("This conflict has no resolution to undo."))
+        if last.retired_id is not None:
+            retired = Memory.objects.get(pk=last.retired_id)
+            if not retired.valid:
+                memory_restore(actor=actor, memory=retired)
+            return_provenance(moved=last.moved_provenance, to=retired)
+        last.undone_at = timezone.now()
+        last.undone_by = actor.user
+        last.save(update_fields=["undone_at", "undone_by"])
+        conflict.status = ConflictStatus.OPEN
+        conflict.resolution = ""
+        conflict.resolved_automatically = False
+        conflict.resolved_by = None
+        conflict.resolved_at = None
+        conflict.save(
+            update_fields=[
+                "status",
+                "resolution",
+                "resolved_automatically",
+                "resolved_by",
+                "resolved_at",
+            ]
+        )
+    return conflict
+
+
+def memory_challenge(*, actor: Actor, memory: Memory, reason: str) -> tuple[Conflict, bool]:
+    """An agent (or a person) disputes a memory: a queue item for the scope's admins.
+
+    Returns (the item, whether it is new): a memory with an open challenge keeps that one.
+    """
+    reason = (reason or "").strip()
+    if not reason:
+        raise ValidationFailed("reason", _("Say why this memory is wrong."))
+    if not memory.valid:
+        raise ConflictError(_("This memory is already forgotten or superseded."))
+    with transaction.atomic():
+        open_challenge = Conflict.objects.filter(
+            memory_a=memory, memory_b__isnull=True, status=ConflictStatus.OPEN
+        ).first()
+        if open_challenge is not None:
+            return open_challenge, False
+        conflict = Conflict.objects.create(
+            scope=memory.scope,
+            memory_a=memory,
+            status=ConflictStatus.OPEN,
+            verdict=Relation.CHALLENGE,
+            rationale=reason,
+            challenged_by=actor.user,
+        )
+    return conflict, True

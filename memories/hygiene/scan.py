@@ -1,0 +1,190 @@
+"""The scan: pair each memory changed since the last scan with its nearest valid neighbours in
+its scope, and queue the pairs not seen before for the judge.
+
+Subjects are valid, embedded memories whose translation is not pending (their content is
+canonical English, so a fact first written in German meets its English twin), updated since the
+last scan began: new ones, edited ones, translated ones, restored ones. Each subject's
+neighbours are up to `HYGIENE_NEIGHBOURS` valid memories of its own scope at cosine similarity
+≥ `HYGIENE_MIN_SIMILARITY`, found one of two ways:
+
+- few subjects in the scope (the usual scan: what was written since the last one): the HNSW
+  index, one statement per batch of subjects (a LATERAL index scan each, pgvector's iterative
+  scan keeping the scope filter from starving it);
+- subjects that are a sizeable share of the scope (the first scan, a bulk import): every
+  subject against every memory of the scope at once, as matrix products over the scope's
+  embeddings, exact, and far cheaper than one index walk per subject when most rows are
+  subjects anyway (bench/hygiene.py measures both).
+
+A pair is stored once, lower id first, under a unique pair key, so pairs judged or queued
+before are skipped.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import Count
+from django.utils import timezone
+
+from memories.models import Conflict, ConflictStatus, HygieneScan, Memory, TranslationStatus
+
+BATCH = 500
+EF_SEARCH = 40
+# A scope whose subjects are at least 1/EXACT_SHARE of its memories is compared exactly.
+EXACT_SHARE = 50
+EXACT_BLOCK = 512
+
+_NEIGHBOURS_SQL = """
+SET LOCAL hnsw.iterative_scan = relaxed_order;
+SET LOCAL hnsw.ef_search = {ef_search:d};
+SET LOCAL jit = off;
+SELECT s.id, s.scope_id, n.id, n.similarity
+FROM memories_memory s
+CROSS JOIN LATERAL (
+    SELECT m.id, 1 - (m.embedding <=> s.embedding) AS similarity
+    FROM memories_memory m
+    WHERE m.scope_id = s.scope_id AND m.valid AND m.id <> s.id
+      AND m.embedding IS NOT NULL AND m.translation_status <> 'pending'
+    ORDER BY m.embedding <=> s.embedding
+    LIMIT {neighbours:d}
+) n
+WHERE s.id = ANY(%s) AND n.similarity >= %s
+"""
+
+
+@dataclass(frozen=True)
+class Pair:
+    a: int
+    b: int
+    scope_id: int
+    similarity: float
+
+
+def _comparable():
+    """The memories a pair may hold: valid, embedded, their content canonical."""
+    return Memory.objects.filter(valid=True, embedding__isnull=False).exclude(
+        translation_status=TranslationStatus.PENDING
+    )
+
+
+def subjects_by_scope(since) -> dict[int, list[int]]:
+    subjects = _comparable()
+    if since is not None:
+        subjects = subjects.filter(updated_at__gte=since)
+    by_scope: dict[int, list[int]] = defaultdict(list)
+    for pk, scope_id in subjects.order_by("id").values_list("id", "scope_id"):
+        by_scope[scope_id].append(pk)
+    return by_scope
+
+
+def exact_pairs(scope_id: int, subjects: list[int]) -> list[Pair]:
+    """The subjects' nearest neighbours among all the scope's memories, computed exactly."""
+    rows = list(_comparable().filter(scope_id=scope_id).values_list("id", "embedding"))
+    if len(rows) < 2:
+        return []
+    ids = np.array([pk for pk, _ in rows])
+    matrix = np.vstack([vector for _, vector in rows]).astype(np.float32)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    position = {pk: index for index, pk in enumerate(ids.tolist())}
+    wanted = np.array([position[pk] for pk in subjects if pk in position])
+    k = min(settings.HYGIENE_NEIGHBOURS, len(rows) - 1)
+    pairs: dict[tuple[int, int], Pair] = {}
+    for start in range(0, len(wanted), EXACT_BLOCK):
+        block = wanted[start : start + EXACT_BLOCK]
+        similarity = matrix[block] @ matrix.T
+        similarity[np.arange(len(block)), block] = -1.0  # not its own neighbour
+        nearest = np.argpartition(-similarity, k - 1, axis=1)[:, :k]
+        nearest_values = np.take_along_axis(similarity, nearest, axis=1)
+        for row, columns, values in zip(block, nearest, nearest_values, strict=True):
+            for column, value in zip(columns, values, strict=True):
+                if value >= settings.HYGIENE_MIN_SIMILARITY:
+                    a, b = sorted((int(ids[row]), int(ids[column])))
+                    pairs[(a, b)] = Pair(a, b, scope_id, round(float(value), 4))
+    return list(pairs.values())
+
+
+def neighbour_pairs(ids: list[int]) -> list[Pair]:
+    """The subjects' pairs with their near neighbours, each pair once (lower id first)."""
+    sql = _NEIGHBOURS_SQL.format(ef_search=EF_SEARCH, neighbours=settings.HYGIENE_NEIGHBOURS)
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(sql, [ids, settings.HYGIENE_MIN_SIMILARITY])
+        while cursor.nextset():  # the SETs answer first; the rows are in the last result
+            pass
+        rows = cursor.fetchall()
+    pairs: dict[tuple[int, int], Pair] = {}
+    for subject, scope_id, neighbour, similarity in rows:
+        a, b = sorted((subject, neighbour))
+        pairs[(a, b)] = Pair(a, b, scope_id, round(float(similarity), 4))
+    return list(pairs.values())
+
+
+def queue_pairs(pairs: list[Pair]) -> int:
+    """Store the pairs not seen before (judged, queued or resolved); returns how many."""
+    if not pairs:
+        return 0
+    known = set(
+        Conflict.objects.filter(
+            memory_a_id__in={pair.a for pair in pairs}, memory_b_id__in={pair.b for pair in pairs}
+        ).values_list("memory_a_id", "memory_b_id")
+    )
+    status = (
+        ConflictStatus.PENDING if settings.ANTHROPIC_API_KEY else ConflictStatus.WAITING_FOR_KEY
+    )
+    new = [
+        Conflict(
+            scope_id=pair.scope_id,
+            memory_a_id=pair.a,
+            memory_b_id=pair.b,
+            similarity=pair.similarity,
+            status=status,
+        )
+        for pair in pairs
+        if (pair.a, pair.b) not in known
+    ]
+    # A concurrent scan may have stored some meanwhile: the pair key keeps one of each.
+    Conflict.objects.bulk_create(new, ignore_conflicts=True, batch_size=1000)
+    return len(new)
+
+
+def hygiene_scan(*, batch: int = BATCH) -> HygieneScan:
+    """One scan over the memories changed since the last one began."""
+    last = HygieneScan.objects.filter(finished_at__isnull=False).order_by("-started_at").first()
+    record = HygieneScan.objects.create(started_at=timezone.now())
+    by_scope = subjects_by_scope(last.started_at if last is not None else None)
+    sizes = dict(
+        _comparable()
+        .filter(scope_id__in=list(by_scope))
+        .values_list("scope_id")
+        .annotate(n=Count("id"))
+        .values_list("scope_id", "n")
+    )
+    seen: set[tuple[int, int]] = set()  # a pair met from both sides, in two batches, counts once
+    for scope_id, ids in by_scope.items():
+        if len(ids) * EXACT_SHARE >= sizes.get(scope_id, 0):
+            found = [exact_pairs(scope_id, ids)]
+        else:
+            found = (
+                neighbour_pairs(ids[start : start + batch]) for start in range(0, len(ids), batch)
+            )
+        for pairs in found:
+            pairs = [pair for pair in pairs if (pair.a, pair.b) not in seen]
+            seen.update((pair.a, pair.b) for pair in pairs)
+            record.pairs_found += len(pairs)
+            record.pairs_new += queue_pairs(pairs)
+    record.subjects = sum(len(ids) for ids in by_scope.values())
+    record.finished_at = timezone.now()
+    record.save(update_fields=["subjects", "pairs_found", "pairs_new", "finished_at"])
+    return record
+
+
+def scan_due(*, now=None) -> bool:
+    """Whether ZM_HYGIENE_INTERVAL_MINUTES have passed since the last scan began."""
+    last = HygieneScan.objects.order_by("-started_at").values_list("started_at", flat=True).first()
+    if last is None:
+        return True
+    elapsed = (now or timezone.now()) - last
+    return elapsed.total_seconds() >= settings.HYGIENE_INTERVAL_MINUTES * 60

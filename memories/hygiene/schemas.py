@@ -1,0 +1,84 @@
+"""The answers of the review queue: a conflict with both memories side by side, a page of them."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel
+
+from memories.hygiene.rules import RANKS
+from memories.models import Conflict, Memory
+
+
+class ConflictMemoryOut(BaseModel):
+    id: str
+    kind: str
+    content: str
+    content_original: str
+    content_lang: str
+    author_kind: str
+    rank: int  # authority: a person 2, an agent 1, capture 0
+    state: str
+    created_at: datetime
+
+    @classmethod
+    def of(cls, memory: Memory) -> ConflictMemoryOut:
+        return cls(
+            id=memory.public_id,
+            kind=memory.kind_id,
+            content=memory.content,
+            content_original=memory.content_original,
+            content_lang=memory.content_lang,
+            author_kind=memory.author_kind,
+            rank=RANKS.get(memory.author_kind, 0),
+            state=memory.state,
+            created_at=memory.created_at,
+        )
+
+
+class ConflictOut(BaseModel):
+    id: str
+    scope: str
+    status: str
+    verdict: str  # the judge's relation, "challenge" for a disputed memory, "" before judging
+    confidence: float | None
+    rationale: str  # the judge's, or the challenger's reason
+    similarity: float | None
+    memory_a: ConflictMemoryOut
+    memory_b: ConflictMemoryOut | None  # None for a challenge
+    resolution: str
+    resolved_automatically: bool
+    resolved_by: str | None
+    resolved_at: datetime | None
+    challenged_by: str | None
+    created_at: datetime
+    judged_at: datetime | None
+
+    @classmethod
+    def of(cls, conflict: Conflict) -> ConflictOut:
+        def name(user) -> str | None:
+            return user.get_username() if user is not None else None
+
+        return cls(
+            id=conflict.public_id,
+            scope=conflict.scope.public_id,
+            status=conflict.status,
+            verdict=conflict.verdict,
+            confidence=conflict.confidence,
+            rationale=conflict.rationale,
+            similarity=conflict.similarity,
+            memory_a=ConflictMemoryOut.of(conflict.memory_a),
+            memory_b=ConflictMemoryOut.of(conflict.memory_b) if conflict.memory_b_id else None,
+            resolution=conflict.resolution,
+            resolved_automatically=conflict.resolved_automatically,
+            resolved_by=name(conflict.resolved_by),
+            resolved_at=conflict.resolved_at,
+            challenged_by=name(conflict.challenged_by),
+            created_at=conflict.created_at,
+            judged_at=conflict.judged_at,
+        )
+
+
+class ConflictPageOut(BaseModel):
+    results: list[ConflictOut]
+    next_cursor: str | None

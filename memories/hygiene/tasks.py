@@ -1,0 +1,44 @@
+"""django-q2 tasks of hygiene. Each loads by id (or scans) and calls the service."""
+
+from __future__ import annotations
+
+import logging
+
+from django_q.tasks import async_task
+
+from memories.hygiene import scan as scanning
+from memories.hygiene import service
+
+logger = logging.getLogger(__name__)
+
+JUDGE_TASK = "memories.hygiene.tasks.judge"
+
+
+def judge(conflict_id: int, claim: str) -> str:
+    return service.conflict_judge(conflict_id=conflict_id, claim=claim)
+
+
+def sweep_conflicts() -> int:
+    """Every minute: queue the pairs that are due, including those of dead workers."""
+    claimed = service.due_conflicts()
+    for conflict_id, claim in claimed:
+        async_task(JUDGE_TASK, conflict_id, claim, task_name=f"judge-{conflict_id}")
+    return len(claimed)
+
+
+def scan() -> int:
+    """On demand (and from the schedule): scan, then queue what is due for the judge."""
+    record = scanning.hygiene_scan()
+    logger.info(
+        "hygiene scan: %d subjects, %d pairs found, %d new",
+        record.subjects,
+        record.pairs_found,
+        record.pairs_new,
+    )
+    sweep_conflicts()
+    return record.pairs_new
+
+
+def scan_if_due() -> int:
+    """Every minute: scan when ZM_HYGIENE_INTERVAL_MINUTES have passed since the last scan."""
+    return scan() if scanning.scan_due() else 0
