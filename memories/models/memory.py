@@ -131,6 +131,13 @@ class Memory(models.Model):
             ),
             GinIndex(fields=["search_vector"], name="memory_search_gin"),
             models.Index(fields=["scope", "valid", "-created_at"], name="memory_scope_recent"),
+            # The sections of context and briefings by kind (recent decisions, open loops): the
+            # rows of those kinds only, however many episodes or facts the scopes hold.
+            models.Index(
+                fields=["kind", "scope", "-created_at"],
+                name="memory_kind_recent",
+                condition=Q(valid=True),
+            ),
             models.Index(
                 fields=["translation_status", "translation_next_at"],
                 name="memory_translation_queue",
