@@ -17,10 +17,12 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "zeromemory.settings")
 
 django_application = WSGIMiddleware(get_wsgi_application(), workers=settings.WEB_THREADS)
 
-# A model whose vectors do not fit the embedding column stops the web server at start.
-from memories.embeddings import check_dimension, declared_dimension  # noqa: E402
+# A model whose vectors do not fit the embedding column stops the web server at start; the model
+# is loaded (and run once) before the first request, which would otherwise wait seconds for it.
+from memories.embeddings import check_dimension, declared_dimension, embed_query  # noqa: E402
 
 check_dimension(declared_dimension())
+embed_query("warm up")
 
 # Imported once Django is set up: the MCP tools use the ORM and the services.
 from memories.mcp.http import with_mcp  # noqa: E402
