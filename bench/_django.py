@@ -21,6 +21,18 @@ def setup() -> None:
     django.setup()
 
 
+def setup_for(data_dir: Path) -> None:
+    """Django in a bench process, on the embedded database of a server's data directory."""
+    os.environ["ZM_DATA_DIR"] = str(data_dir)
+    os.environ.pop("DATABASE_URL", None)
+    sys.path.insert(0, str(ROOT))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "zeromemory.settings")
+    os.environ.setdefault("ZM_LOG_LEVEL", "WARNING")
+    import django
+
+    django.setup()
+
+
 @contextmanager
 def throwaway_database(name: str):
     """Create `name` with every migration applied, use it, drop it afterwards."""

@@ -5,9 +5,7 @@ written through the batch endpoint of the real server, and the users and tokens 
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -31,19 +29,6 @@ def data_dir_for(memories: int, scopes: int, fresh: bool) -> tuple[Path, dict | 
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     return folder, None
-
-
-def setup_django(data_dir: Path) -> None:
-    """Django in the bench process, on the server's own embedded database (for users, tokens
-    and the in-process figures)."""
-    os.environ["ZM_DATA_DIR"] = str(data_dir)
-    os.environ.pop("DATABASE_URL", None)
-    sys.path.insert(0, str(ROOT))
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "zeromemory.settings")
-    os.environ.setdefault("ZM_LOG_LEVEL", "WARNING")
-    import django
-
-    django.setup()
 
 
 def user_with_token(username: str) -> str:

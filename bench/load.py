@@ -23,9 +23,9 @@ import time
 from dataclasses import dataclass, field
 
 from _chat import short_memory
-from _django import percentile
+from _django import percentile, setup_for
 from _server import Api, free_port, start_server, stop_server
-from _serving_data import data_dir_for, prepared, setup_django, user_with_token
+from _serving_data import data_dir_for, prepared, user_with_token
 
 MAX_CLIENTS, MAX_SECONDS = 500, 1800
 MIX = (("recall", 0.7), ("remember", 0.2), ("context", 0.1))
@@ -133,7 +133,7 @@ def main() -> None:
     server = start_server(data_dir, port, log, keep_rate_limit=True)
     print(f"server: manage.py serve on 127.0.0.1:{port}, ZM_DATA_DIR={data_dir}")
     try:
-        setup_django(data_dir)
+        setup_for(data_dir)
         state = prepared(port, data_dir, state, args.memories, 1)
         clients = members(state, args.clients)
         # New text for every write; next() of a count is atomic, so the threads can share it.

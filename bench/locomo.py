@@ -31,14 +31,12 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-from _django import ROOT, percentile
+from _django import ROOT, percentile, setup_for
 from _locomo import (
     CATEGORIES,
     Question,
@@ -54,17 +52,6 @@ from _server import Api, free_port, start_server, stop_server
 DEFAULT_DATA = ROOT.parent / "shared" / "locomo" / "locomo-dev.json"
 CACHE = ROOT / "bench" / ".cache"
 BATCH = 100
-
-
-def setup_django(data_dir: Path) -> None:
-    os.environ["ZM_DATA_DIR"] = str(data_dir)
-    os.environ.pop("DATABASE_URL", None)
-    sys.path.insert(0, str(ROOT))
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "zeromemory.settings")
-    os.environ.setdefault("ZM_LOG_LEVEL", "WARNING")
-    import django
-
-    django.setup()
 
 
 def issue_token() -> str:
@@ -196,7 +183,7 @@ def main() -> None:
     server = start_server(data_dir, port, log)
     print(f"server: manage.py serve on 127.0.0.1:{port}, ZM_DATA_DIR={data_dir}")
     try:
-        setup_django(data_dir)
+        setup_for(data_dir)
         if cached:
             state = json.loads((data_dir / "loaded.json").read_text())
             print("  conversations already loaded (cached data directory)")

@@ -23,9 +23,9 @@ import time
 from collections.abc import Callable
 
 from _chat import conversations, short_memory
-from _django import percentile
+from _django import percentile, setup_for
 from _server import Api, free_port, start_baseline, start_server, stop_server
-from _serving_data import data_dir_for, prepared, setup_django
+from _serving_data import data_dir_for, prepared
 
 WARMUP = 10
 
@@ -136,7 +136,7 @@ def main() -> None:
     server = start_server(data_dir, port, log, keep_rate_limit=True)
     print(f"server: manage.py serve on 127.0.0.1:{port}, ZM_DATA_DIR={data_dir}")
     try:
-        setup_django(data_dir)
+        setup_for(data_dir)
         state = prepared(port, data_dir, state, args.memories, args.scopes)
         requests = Requests(state, stamp=int(time.time()) % 100_000)
         api = Api(port, state["token"])

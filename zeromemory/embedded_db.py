@@ -94,22 +94,27 @@ def shared_buffers_mb() -> int:
     return max(128, min(1024, psutil.virtual_memory().total // (16 * 1024 * 1024)))
 
 
-def _size_memory(server: EmbeddedServer) -> bool:
-    """Size the embedded server's memory for this machine; True when it needs a restart."""
+def _maintenance_connection(server: EmbeddedServer):
+    """An autocommit connection to the server's `postgres` database."""
     import psycopg
 
-    wanted = {
-        "shared_buffers": f"{shared_buffers_mb()}MB",
-        "effective_cache_size": f"{4 * shared_buffers_mb()}MB",
-        "maintenance_work_mem": "256MB",  # HNSW index builds (migrations, reembed)
-    }
-    with psycopg.connect(
+    return psycopg.connect(
         host=str(server.socket_dir),
         port=server.port,
         user=DATABASE_USER,
         dbname="postgres",
         autocommit=True,
-    ) as conn:
+    )
+
+
+def _size_memory(server: EmbeddedServer) -> bool:
+    """Size the embedded server's memory for this machine; True when it needs a restart."""
+    wanted = {
+        "shared_buffers": f"{shared_buffers_mb()}MB",
+        "effective_cache_size": f"{4 * shared_buffers_mb()}MB",
+        "maintenance_work_mem": "256MB",  # HNSW index builds (migrations, reembed)
+    }
+    with _maintenance_connection(server) as conn:
         differs = conn.execute(
             "SELECT name FROM unnest(%s::text[], %s::text[]) AS w(name, value)"
             " WHERE pg_size_bytes(current_setting(name)) <> pg_size_bytes(value)",
@@ -124,16 +129,9 @@ def _size_memory(server: EmbeddedServer) -> bool:
 
 
 def _create_database(server: EmbeddedServer) -> None:
-    import psycopg
     from psycopg import errors
 
-    with psycopg.connect(
-        host=str(server.socket_dir),
-        port=server.port,
-        user=DATABASE_USER,
-        dbname="postgres",
-        autocommit=True,
-    ) as conn:
+    with _maintenance_connection(server) as conn:
         exists = conn.execute(
             "SELECT 1 FROM pg_database WHERE datname = %s", [DATABASE_NAME]
         ).fetchone()
