@@ -83,15 +83,13 @@ def can_write(actor: Actor, scope: Scope) -> bool:
 
 def readable_scopes_with_roles(actor: Actor) -> QuerySet[Scope]:
     """Readable scopes, each annotated with `my_role` (the user's role) and `member_count`."""
-    own = Membership.objects.filter(scope=OuterRef("pk"), user=actor.user)
     members = (
         Membership.objects.filter(scope=OuterRef("pk"))
         .values("scope")
         .annotate(n=Count("id"))
         .values("n")
     )
-    return readable_scopes(actor).annotate(
-        my_role=Subquery(own.values("role")[:1], output_field=IntegerField()),
+    return readable_scopes_with_own_role(actor).annotate(
         member_count=Subquery(members, output_field=IntegerField()),
     )
 
