@@ -45,6 +45,24 @@ def _sides(conflict: Conflict) -> dict[str, Memory | None]:
     return {"a": conflict.memory_a, "b": conflict.memory_b}
 
 
+def _mark(conflict: Conflict, *, resolution: str, automatic: bool, by: object, at: object) -> None:
+    """Record a conflict's resolution (or, with an empty one, open it again)."""
+    conflict.status = ConflictStatus.RESOLVED if resolution else ConflictStatus.OPEN
+    conflict.resolution = resolution
+    conflict.resolved_automatically = automatic
+    conflict.resolved_by = by
+    conflict.resolved_at = at
+    conflict.save(
+        update_fields=[
+            "status",
+            "resolution",
+            "resolved_automatically",
+            "resolved_by",
+            "resolved_at",
+        ]
+    )
+
+
 def _apply(
     conflict: Conflict,
     resolution: Resolution,
@@ -78,19 +96,8 @@ def _apply(
             )
         action.retired, action.kept = retired, kept
     action.save()
-    conflict.status = ConflictStatus.RESOLVED
-    conflict.resolution = resolution
-    conflict.resolved_automatically = actor is None
-    conflict.resolved_by = action.by
-    conflict.resolved_at = action.created_at
-    conflict.save(
-        update_fields=[
-            "status",
-            "resolution",
-            "resolved_automatically",
-            "resolved_by",
-            "resolved_at",
-        ]
+    _mark(
+        conflict, resolution=resolution, automatic=actor is None, by=action.by, at=action.created_at
     )
     return action
 
@@ -144,20 +151,7 @@ def conflict_undo(*, actor: Actor, conflict: Conflict) -> Conflict:
         last.undone_at = timezone.now()
         last.undone_by = actor.user
         last.save(update_fields=["undone_at", "undone_by"])
-        conflict.status = ConflictStatus.OPEN
-        conflict.resolution = ""
-        conflict.resolved_automatically = False
-        conflict.resolved_by = None
-        conflict.resolved_at = None
-        conflict.save(
-            update_fields=[
-                "status",
-                "resolution",
-                "resolved_automatically",
-                "resolved_by",
-                "resolved_at",
-            ]
-        )
+        _mark(conflict, resolution="", automatic=False, by=None, at=None)
     return conflict
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F, Max
 from django.utils import timezone
@@ -15,7 +14,7 @@ from memories.embeddings import embed_contents
 from memories.guard import refuse_secrets
 from memories.kinds import kind_for_slug
 from memories.models import Memory, MemoryVersion, TranslationStatus
-from memories.services.common import content_hash, save_windows
+from memories.services.common import clean_content, content_hash, save_windows
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import Conflict, ValidationFailed
 
@@ -53,14 +52,7 @@ def memory_edit(
     claim = ""
     if content is not None:
         refuse_secrets({"content": content})
-        content = content.strip()
-        if not content:
-            raise ValidationFailed("content", _("Content is empty."))
-        if len(content) > settings.MAX_MEMORY_CHARS:
-            raise ValidationFailed(
-                "content",
-                _("Content is longer than %(n)d characters.") % {"n": settings.MAX_MEMORY_CHARS},
-            )
+        content = clean_content(content)
         embedded = embed_contents([content])[0]
     with transaction.atomic():
         memory = _locked(memory)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.conf import settings
 from django.utils.translation import gettext as _
 
 from memories.canonical.language import detect_language
@@ -16,7 +15,7 @@ from memories.embeddings import Embedded
 from memories.guard import refuse_secrets
 from memories.kinds import kind_for_slug
 from memories.models import AuthorKind, SourceKind, TranslationStatus
-from memories.services.common import content_hash
+from memories.services.common import clean_content, content_hash
 from scopes import access
 from scopes.models import Scope, ScopeKind
 from zeromemory.core.actor import Actor
@@ -109,14 +108,7 @@ def prepare(actor: Actor, request: RememberInput, scope: Scope) -> Prepared:
             "source_path": request.source_path,
         }
     )
-    content = request.content.strip() if isinstance(request.content, str) else ""
-    if not content:
-        raise ValidationFailed("content", _("Content is empty."))
-    if len(content) > settings.MAX_MEMORY_CHARS:
-        raise ValidationFailed(
-            "content",
-            _("Content is longer than %(n)d characters.") % {"n": settings.MAX_MEMORY_CHARS},
-        )
+    content = clean_content(request.content)
     kind_for_slug(request.kind)
     if request.author_kind is not None and request.author_kind not in AuthorKind.values:
         raise ValidationFailed("author_kind", _("Unknown author kind."))

@@ -51,6 +51,17 @@ def candidate(content: str, kind: str, confidence: float, evidence: str) -> dict
     return {"content": content, "kind": kind, "confidence": confidence, "evidence": evidence}
 
 
+# A decision the transcript fixtures state, and the span it rests on.
+EVIDENCE = "we never call Stripe inside a request handler"
+DECISION = candidate(
+    "The shop never calls Stripe inside a request handler; webhooks go through the "
+    "`billing_events` queue.",
+    "decision",
+    0.95,
+    EVIDENCE,
+)
+
+
 def ingest(api_client, content: str, **extra):
     body = {"content": content, "source_kind": "transcript", "client": "claude-code", **extra}
     return api_client.post("/api/v1/ingest", body, format="json")

@@ -3,19 +3,10 @@
 from __future__ import annotations
 
 from memories.models import ChunkStatus
-from tests.capture.support import candidate, ingest
+from tests.capture.support import DECISION, ingest
 from tests.fakes.anthropic_api import (
     memories_answer,
     status,
-)
-
-EVIDENCE = "we never call Stripe inside a request handler"
-DECISION = candidate(
-    "The shop never calls Stripe inside a request handler; webhooks go through the "
-    "`billing_events` queue.",
-    "decision",
-    0.95,
-    EVIDENCE,
 )
 
 

@@ -10,22 +10,21 @@ from django.utils import timezone
 
 from memories.capture import service, tasks
 from memories.models import ChunkStatus, Memory, Provenance
-from tests.capture.support import candidate, claude_code_chunk, codex_chunk, ingest, run
+from tests.capture.support import (
+    DECISION,
+    EVIDENCE,
+    candidate,
+    claude_code_chunk,
+    codex_chunk,
+    ingest,
+    run,
+)
 from tests.fakes.anthropic_api import (
     delay,
     malformed_tool_input,
     memories_answer,
     status,
     tool_answer,
-)
-
-EVIDENCE = "we never call Stripe inside a request handler"
-DECISION = candidate(
-    "The shop never calls Stripe inside a request handler; webhooks go through the "
-    "`billing_events` queue.",
-    "decision",
-    0.95,
-    EVIDENCE,
 )
 
 
