@@ -5,12 +5,15 @@ Grouped by capability, each a package whose docstring says what it holds:
 - `models/` the tables; `schemas.py` one pydantic model per answer;
 - `selectors.py` reads of memories by id and in lists, always through `scopes.access`;
 - `services/` writes: remember (the one write path) and the lifecycle;
-- `search.py`, `context.py` recall, build_context and briefings (moving to `recall/`);
+- `recall/` hybrid recall, build_context and briefings over the token budget;
 - `canonical/` language detection and the background translation to English;
+- `capture/` ingest, extraction by an LLM off the request path, import and bootstrap;
+- `hygiene/` duplicates, supersessions and contradictions: the scan, the judge, review;
 - `api/` the REST views and their URLs; `mcp/` the MCP server and tools;
 - beside them `embeddings.py`, `guard.py` (secrets are refused), `kinds.py` (the catalogue),
-  `activity.py` (the activity log), `admin.py`, and `translation.py` (django-modeltranslation's
-  registry for kind labels).
+  `activity.py` and `activity_logged.py` (the activity log and the decorators that write it),
+  `admin.py`, `tasks.py`, and `translation.py` (django-modeltranslation's registry for kind
+  labels).
 
-The next capabilities land as siblings: `capture/` (ingest and extraction) and `hygiene/`.
+The next capabilities land as siblings of these packages.
 """
