@@ -10,7 +10,7 @@ from rest_framework.views import APIView
 from memories import selectors
 from memories.hygiene import review
 from memories.hygiene import selectors as queue
-from memories.hygiene.schemas import ConflictOut, ConflictPageOut
+from memories.hygiene.schemas import ChallengeOut, ConflictOut, ConflictPageOut
 from memories.models import ConflictStatus, Relation
 from zeromemory.core.actor import actor_for_request
 from zeromemory.core.rendering import render
@@ -75,7 +75,7 @@ class ChallengeView(APIView):
 
     @extend_schema(
         request=Input,
-        responses={201: ConflictOut, 200: ConflictOut},
+        responses={201: ChallengeOut, 200: ChallengeOut},
         summary="Dispute a memory: a review-queue item for the scope's admins",
     )
     def post(self, request, memory_id: str):
@@ -83,6 +83,7 @@ class ChallengeView(APIView):
         memory = selectors.memory_for_write(actor=actor, public_id=memory_id)
         body = self.Input(data=request.data)
         body.is_valid(raise_exception=True)
-        conflict, new = review.memory_challenge(actor=actor, memory=memory, **body.validated_data)
+        reason = body.validated_data["reason"]
+        conflict, new = review.memory_challenge(actor=actor, memory=memory, reason=reason)
         code = status.HTTP_201_CREATED if new else status.HTTP_200_OK
-        return render(ConflictOut.of(conflict), status=code)
+        return render(ChallengeOut.of(conflict, new=new, reason=reason), status=code)

@@ -102,9 +102,11 @@ def pieces_of(*, source_tool: str, source_path: str, content: str) -> list[Piece
     return _claude_memory(content, source_path)
 
 
-def _key(source_path: str, piece: Piece) -> str:
-    digest = hashlib.sha256(f"{source_path}\n{piece.kind}\n{piece.content}".encode()).hexdigest()
-    return f"import:{digest}"
+def _key(scope: str | None, source_path: str, piece: Piece) -> str:
+    """The idempotency key of a piece: the same file imported into another scope is another
+    write (the scope as the caller named it; none for the personal scope)."""
+    text = f"{scope or ''}\n{source_path}\n{piece.kind}\n{piece.content}"
+    return f"import:{hashlib.sha256(text.encode()).hexdigest()}"
 
 
 @dataclass(frozen=True)
@@ -131,7 +133,7 @@ def memory_import(
             kind=piece.kind,
             scope=scope,
             source_path=source_path,
-            idempotency_key=_key(source_path, piece),
+            idempotency_key=_key(scope, source_path, piece),
             author_kind=AuthorKind.CAPTURE,
             source_kind=SourceKind.IMPORT,
         )
@@ -156,11 +158,12 @@ def memory_import(
 
 
 def import_plan(
-    *, actor: Actor, source_tool: str, source_path: str, content: str
+    *, actor: Actor, source_tool: str, source_path: str, content: str, scope: str | None = None
 ) -> list[tuple[Piece, bool]]:
-    """What an import would write: each piece, and whether it was imported before (dry run)."""
+    """What an import would write: each piece, and whether it was imported before into that
+    scope (dry run)."""
     pieces = pieces_of(source_tool=source_tool, source_path=source_path, content=content)
-    keys = {_key(source_path, piece): piece for piece in pieces}
+    keys = {_key(scope, source_path, piece): piece for piece in pieces}
     done = set(
         IdempotencyRecord.objects.filter(user=actor.user, key__in=keys).values_list(
             "key", flat=True

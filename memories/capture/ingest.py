@@ -1,8 +1,10 @@
 """Ingest: store a chunk at once and answer; extraction happens later, off the request path.
 
 Before anything is stored (or ever sent to an LLM) the content guard's patterns redact secrets in
-the chunk. The ledger is per user: the same hash (the client's `chunk_hash`, else the sha256 of
-the content as sent) answers the chunk already stored, and nothing is extracted twice.
+the chunk. The ledger is per user and scope: the same hash (the client's `chunk_hash`, else the
+sha256 of the content as sent) sent to the same scope answers the chunk already stored there, and
+nothing is extracted twice. The scope is one the caller may write now, so the ledger never answers
+about a chunk in a scope the caller can no longer read, or outside a token's scopes.
 """
 
 from __future__ import annotations
@@ -100,8 +102,8 @@ def _asked_scope(arguments: dict[str, Any]) -> list[str]:
 
 @logs_read(ActivityOperation.INGEST, options=_ingest_options, scopes=_asked_scope)
 def chunk_ingest(*, actor: Actor, request: IngestInput) -> tuple[Ingested, Logged]:
-    """Store the chunk (202) or answer the one already in the caller's ledger (200); one
-    activity row either way."""
+    """Store the chunk (202) or answer the one already in the caller's ledger for that scope
+    (200); one activity row either way."""
     ingested = _ingest(actor, request)
     chunk = ingested.chunk
     if chunk is None:
@@ -115,7 +117,10 @@ def _ingest(actor: Actor, request: IngestInput) -> Ingested:
     _check(request)
     digest = _hash_of(request)
     scope = _scope(actor, request)
-    existing = Chunk.objects.filter(user=actor.user, chunk_hash=digest).first()
+    ledger = Chunk.objects.select_related("scope").filter(
+        user=actor.user, scope=scope, chunk_hash=digest
+    )
+    existing = ledger.first()
     if existing is not None or request.probe:
         return Ingested(chunk=existing, duplicate=existing is not None)
     content, redactions = redact_secrets(request.content)
@@ -138,7 +143,7 @@ def _ingest(actor: Actor, request: IngestInput) -> Ingested:
         with transaction.atomic():
             chunk.save(force_insert=True)
     except IntegrityError:  # the same chunk from a concurrent request
-        return Ingested(chunk=Chunk.objects.get(user=actor.user, chunk_hash=digest), duplicate=True)
+        return Ingested(chunk=ledger.get(), duplicate=True)
     if claim:
         transaction.on_commit(partial(enqueue_extraction, chunk_id=chunk.id, claim=claim))
     return Ingested(chunk=chunk, duplicate=False)

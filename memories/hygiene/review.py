@@ -155,28 +155,40 @@ def conflict_undo(*, actor: Actor, conflict: Conflict) -> Conflict:
     return conflict
 
 
+MAX_CHALLENGE_TEXT = 20_000  # the reasons an open challenge gathers, at the most
+
+
 def memory_challenge(*, actor: Actor, memory: Memory, reason: str) -> tuple[Conflict, bool]:
     """An agent (or a person) disputes a memory: a queue item for the scope's admins.
 
-    Returns (the item, whether it is new): a memory with an open challenge keeps that one.
+    Returns (the item, whether it is new). A memory has one open challenge at a time: a later
+    challenger's reason is added to it (up to MAX_CHALLENGE_TEXT characters), and the memory's
+    row lock makes concurrent challenges queue behind each other.
     """
     reason = (reason or "").strip()
     if not reason:
         raise ValidationFailed("reason", _("Say why this memory is wrong."))
-    if not memory.valid:
-        raise ConflictError(_("This memory is already forgotten or superseded."))
     with transaction.atomic():
+        memory = Memory.objects.select_for_update().get(pk=memory.pk)
+        if not memory.valid:
+            raise ConflictError(_("This memory is already forgotten or superseded."))
         open_challenge = Conflict.objects.filter(
             memory_a=memory, memory_b__isnull=True, status=ConflictStatus.OPEN
         ).first()
-        if open_challenge is not None:
-            return open_challenge, False
-        conflict = Conflict.objects.create(
-            scope=memory.scope,
-            memory_a=memory,
-            status=ConflictStatus.OPEN,
-            verdict=Relation.CHALLENGE,
-            rationale=reason,
-            challenged_by=actor.user,
-        )
-    return conflict, True
+        if open_challenge is None:
+            conflict = Conflict.objects.create(
+                scope=memory.scope,
+                memory_a=memory,
+                status=ConflictStatus.OPEN,
+                verdict=Relation.CHALLENGE,
+                rationale=reason,
+                challenged_by=actor.user,
+            )
+            return conflict, True
+        added = f"{actor.user.get_username()}: {reason}"
+        text = open_challenge.rationale
+        said = text.split("\n\n")
+        if reason not in said and added not in said and len(text) + len(added) < MAX_CHALLENGE_TEXT:
+            open_challenge.rationale = f"{text}\n\n{added}"
+            open_challenge.save(update_fields=["rationale"])
+    return open_challenge, False

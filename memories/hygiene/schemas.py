@@ -82,3 +82,26 @@ class ConflictOut(BaseModel):
 class ConflictPageOut(BaseModel):
     results: list[ConflictOut]
     next_cursor: str | None
+
+
+class ChallengeOut(BaseModel):
+    """The answer to a challenge: the queue item it went to, without what others wrote there
+    (only the scope's admins read the item itself)."""
+
+    id: str
+    scope: str
+    memory: str
+    status: str
+    new: bool  # False: the memory's open challenge took the reason
+    reason: str  # the caller's reason, as recorded
+
+    @classmethod
+    def of(cls, conflict: Conflict, *, new: bool, reason: str) -> ChallengeOut:
+        return cls(
+            id=conflict.public_id,
+            scope=conflict.scope.public_id,
+            memory=conflict.memory_a.public_id,
+            status=conflict.status,
+            new=new,
+            reason=reason.strip(),
+        )

@@ -139,6 +139,8 @@ verdict, confidence and rationale.
 - scope: a scope id from list_scopes; omit for every scope you administer.
 - status: open (the default: waiting for review), resolved, cleared, pending, waiting_for_key, \
 failed.
+- verdict: only items with this verdict (duplicate, a_supersedes_b, b_supersedes_a, \
+contradiction, complementary, unrelated, challenge).
 - cursor, limit: the next page (next_cursor of the previous answer), 1 to 200 items.
 
 Answers forbidden in a scope you read but do not administer."""
@@ -163,7 +165,8 @@ decide. Prefer this to forget when you are not sure, or when the memory is not y
 - memory_id: the id from recall, build_context or briefing.
 - reason: why, in English, with the evidence (a file, a command output, a newer decision).
 
-Returns the queue item; a memory already challenged keeps its open item."""
+Returns the queue item's id and whether it is new: a memory already challenged keeps its open \
+item, and your reason is added to it. Only the scope's admins read the item itself."""
 
 DESCRIPTIONS = {
     "remember": REMEMBER,

@@ -13,7 +13,7 @@ from pydantic import Field
 from memories import selectors
 from memories.hygiene import review
 from memories.hygiene import selectors as queue
-from memories.hygiene.schemas import ConflictOut, ConflictPageOut
+from memories.hygiene.schemas import ChallengeOut, ConflictOut, ConflictPageOut
 from memories.mcp.server import run_tool
 from memories.models import ConflictStatus
 from zeromemory.core.actor import Actor
@@ -32,6 +32,15 @@ Action = Literal[
     "undo",
 ]
 Status = Literal["pending", "waiting_for_key", "failed", "open", "resolved", "cleared"]
+Verdict = Literal[
+    "duplicate",
+    "a_supersedes_b",
+    "b_supersedes_a",
+    "contradiction",
+    "complementary",
+    "unrelated",
+    "challenge",
+]
 
 
 def _named(field: str, find: Callable[[], Any]) -> Any:
@@ -45,11 +54,12 @@ async def list_conflicts(
     ctx: Context,
     scope: Annotated[str | None, Field(max_length=40)] = None,
     status: Status = ConflictStatus.OPEN,
+    verdict: Verdict | None = None,
     cursor: Annotated[str | None, Field(max_length=40)] = None,
     limit: Annotated[int, Field(strict=True, ge=1, le=MAX_LIMIT)] = 20,
 ) -> Annotated[CallToolResult, ConflictPageOut]:
     def work(actor: Actor) -> ConflictPageOut:
-        filters = queue.ConflictFilters(scope=scope, status=status)
+        filters = queue.ConflictFilters(scope=scope, status=status, verdict=verdict)
         found, next_cursor = queue.conflict_list(
             actor=actor, filters=filters, page=Page(cursor or None, limit)
         )
@@ -75,13 +85,13 @@ async def challenge(
     ctx: Context,
     memory_id: Annotated[str, Field(max_length=40, description="The memory you dispute.")],
     reason: Annotated[str, Field(max_length=2000, description="Why it is wrong, in English.")],
-) -> Annotated[CallToolResult, ConflictOut]:
-    def work(actor: Actor) -> ConflictOut:
+) -> Annotated[CallToolResult, ChallengeOut]:
+    def work(actor: Actor) -> ChallengeOut:
         memory = _named(
             "memory_id", lambda: selectors.memory_for_write(actor=actor, public_id=memory_id)
         )
-        conflict, _ = review.memory_challenge(actor=actor, memory=memory, reason=reason)
-        return ConflictOut.of(conflict)
+        conflict, new = review.memory_challenge(actor=actor, memory=memory, reason=reason)
+        return ChallengeOut.of(conflict, new=new, reason=reason)
 
     return await run_tool(ctx, work)
 

@@ -1,9 +1,9 @@
 """Captured text waiting for (or done with) extraction: a transcript chunk, a document, history.
 
-The ledger is per user and keyed by the hash of the content as sent (`chunk_hash`), so the same
-chunk sent twice is stored and extracted once. `content` holds the text with its secrets
-redacted; it is emptied `ZM_CHUNK_RETENTION_DAYS` after extraction, when only the hash and the
-results stay.
+The ledger is per user and scope and keyed by the hash of the content as sent (`chunk_hash`), so
+the same chunk sent twice to a scope is stored and extracted once. `content` holds the text with
+its secrets redacted; it is emptied `ZM_CHUNK_RETENTION_DAYS` after extraction, when only the
+hash and the results stay.
 """
 
 from __future__ import annotations
@@ -80,7 +80,9 @@ class Chunk(models.Model):
         verbose_name_plural = _("chunks")
         ordering = ["-public_id"]
         constraints = [
-            models.UniqueConstraint(fields=["user", "chunk_hash"], name="chunk_one_per_hash")
+            models.UniqueConstraint(
+                fields=["user", "scope", "chunk_hash"], name="chunk_one_per_scope_and_hash"
+            )
         ]
         indexes = [
             models.Index(

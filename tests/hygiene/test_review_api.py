@@ -72,12 +72,10 @@ def test_a_challenge_is_a_queue_item_for_the_admins(pair, tenancy, api):
     created = writer.post(url, {"reason": "Staging is reset on Sundays now."}, format="json")
     assert created.status_code == 201
     body = created.json()
-    assert (body["verdict"], body["status"], body["memory_b"], body["challenged_by"]) == (
-        "challenge",
-        "open",
-        None,
-        "writer",
-    )
+    assert (body["memory"], body["status"], body["new"]) == (pair[0].public_id, "open", True)
+    item = api(tenancy.owner).get(f"/api/v1/conflicts/{body['id']}").json()
+    assert (item["verdict"], item["memory_b"]) == ("challenge", None)
+    assert item["challenged_by"] == "writer"
     again = writer.post(url, {"reason": "Still wrong."}, format="json")
     assert again.status_code == 200 and again.json()["id"] == body["id"]
     assert api(tenancy.reader).post(url, {"reason": "x"}, format="json").status_code == 403
@@ -98,7 +96,7 @@ def test_the_mcp_tools_list_resolve_and_challenge(open_pair, pair, tenancy):
     assert structured(result)["memory_a"]["state"] == "superseded"
     agent = make_token(tenancy.writer)
     result = call_tool(agent, "challenge", {"memory_id": pair[1].public_id, "reason": "Outdated."})
-    assert structured(result)["verdict"] == "challenge"
+    assert structured(result)["new"] is True
     refused = call_tool(
         agent, "resolve_conflict", {"conflict_id": open_pair.public_id, "action": "undo"}
     )

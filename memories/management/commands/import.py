@@ -54,7 +54,11 @@ class Command(BaseCommand):
             try:
                 if dry_run:
                     for piece, done in import_plan(
-                        actor=actor, source_tool=kind, source_path=str(path), content=content
+                        actor=actor,
+                        source_tool=kind,
+                        source_path=str(path),
+                        content=content,
+                        scope=scope,
                     ):
                         state = "imported before" if done else "would write"
                         self.stdout.write(f"{path}: {piece.kind} {piece.title!r}: {state}")
