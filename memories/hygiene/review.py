@@ -8,6 +8,9 @@ memory through `memories.selectors`; these services trust what they receive.
 
 from __future__ import annotations
 
+from datetime import datetime
+
+from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -45,7 +48,14 @@ def _sides(conflict: Conflict) -> dict[str, Memory | None]:
     return {"a": conflict.memory_a, "b": conflict.memory_b}
 
 
-def _mark(conflict: Conflict, *, resolution: str, automatic: bool, by: object, at: object) -> None:
+def _mark(
+    conflict: Conflict,
+    *,
+    resolution: str,
+    automatic: bool,
+    by: AbstractBaseUser | None,
+    at: datetime | None,
+) -> None:
     """Record a conflict's resolution (or, with an empty one, open it again)."""
     conflict.status = ConflictStatus.RESOLVED if resolution else ConflictStatus.OPEN
     conflict.resolution = resolution
