@@ -10,7 +10,9 @@ from pathlib import Path
 from django.core.management import call_command
 
 from memories.capture.bootstrap import split_paragraphs
-from memories.models import Chunk
+from memories.models import Chunk, Memory
+from tests.capture.support import candidate
+from tests.fakes.anthropic_api import memories_answer
 
 
 def test_paragraph_split_keeps_pieces_under_the_limit():
@@ -47,3 +49,40 @@ def test_this_repository_twice_stores_each_chunk_once(tenancy, tmp_path, setting
     call_command("bootstrap", str(repo), "--user", "writer", stdout=out)
     assert f"sent 0 new chunks; {expected_docs + 1} already known" in out.getvalue()
     assert Chunk.objects.count() == expected_docs + 1
+
+
+def test_this_readme_and_a_claude_md_twice_write_memories_once(
+    tenancy, tmp_path, settings, fake_anthropic, sync_tasks, django_capture_on_commit_callbacks
+):
+    """Bootstrap (extraction through the fake Messages API) and import, each run twice: the
+    second run of each writes no memory and makes no LLM call."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "README.md").write_text((Path(settings.BASE_DIR) / "README.md").read_text())
+    claude_md = repo / "CLAUDE.md"
+    claude_md.write_text("# Notes\n\n## Testing\n\nRun `make test` before every push.\n")
+    # Every chunk gets the same answer; a candidate whose evidence is not in the chunk is dropped.
+    fake_anthropic.default = memories_answer(
+        [
+            candidate(
+                "zero-memory keeps every memory in canonical English, with its original text.",
+                "fact",
+                0.95,
+                "Every memory is kept in canonical English, with its original text beside it.",
+            )
+        ]
+    )
+
+    def both() -> None:
+        with django_capture_on_commit_callbacks(execute=True):
+            call_command(
+                "bootstrap", str(repo), "--user", "writer", "--docs-only", stdout=StringIO()
+            )
+        call_command("import", str(claude_md), "--user", "writer", stdout=StringIO())
+
+    both()
+    calls = len(fake_anthropic.requests)
+    assert calls == len(split_paragraphs((repo / "README.md").read_text()))
+    assert Memory.objects.count() == 2, Memory.objects.values_list("content", flat=True)
+    both()
+    assert len(fake_anthropic.requests) == calls and Memory.objects.count() == 2
