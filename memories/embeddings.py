@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -28,9 +30,50 @@ WINDOW_TOKENS = 128
 WINDOW_OVERLAP_TOKENS = 32
 BATCH_SIZE = 64
 SMALL_BATCH = 8
+# One forward pass (a turn) reads at most this many characters (each text counted up to what the
+# model reads of it, about TEXT_CHARS): 16 long texts take about 0.2 s on one core, so that is
+# the longest a query waits behind a batch. Long texts also run faster in small passes.
+TURN_CHARS = 16_384
+TEXT_CHARS = 1024
 _CORES = os.cpu_count() or 1
 
-_lock = threading.Lock()
+_lock = threading.Lock()  # loading the model
+
+
+class _Turns:
+    """One forward pass at a time per process (its threads already have the cores it may use),
+    and a few texts (a query, a single memory) go before the next pass of a large batch, so
+    one writer's batch never holds everybody's recall behind it."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._busy = False
+        self._short_waiting = 0
+
+    @property
+    def busy(self) -> bool:
+        """Whether a pass runs now."""
+        return self._busy
+
+    @contextmanager
+    def turn(self, *, short: bool) -> Iterator[None]:
+        with self._cond:
+            self._short_waiting += short
+            try:
+                while self._busy or (not short and self._short_waiting):
+                    self._cond.wait()
+            finally:
+                self._short_waiting -= short
+            self._busy = True
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._busy = False
+                self._cond.notify_all()
+
+
+_turns = _Turns()
 
 
 def default_model_path() -> str:
@@ -125,22 +168,37 @@ def embed_texts(texts: list[str]) -> list[list[float]]:
 
     model = get_model()
     threads = _threads(len(texts))
-    # Sorted by length so each batch pads little; the model's own forward pass, without the
+    short = len(texts) < SMALL_BATCH
+    # Sorted by length so each pass pads little; the model's own forward pass, without the
     # per-call bookkeeping of SentenceTransformer.encode (it costs as much as a short text).
-    # One encode at a time per process: its threads already have the cores it may use.
     order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
     vectors: list[list[float]] = [[] for _ in texts]
-    with _lock, torch.inference_mode():
-        if torch.get_num_threads() != threads:
-            torch.set_num_threads(threads)
-        for start in range(0, len(order), BATCH_SIZE):
-            chunk = order[start : start + BATCH_SIZE]
+    for chunk in _passes(order, texts):
+        with _turns.turn(short=short), torch.inference_mode():
+            if torch.get_num_threads() != threads:
+                torch.set_num_threads(threads)
             features = model.preprocess([texts[i] for i in chunk])
             output = model.forward(features)["sentence_embedding"].float()
             output = torch.nn.functional.normalize(output, p=2, dim=1)
-            for i, vector in zip(chunk, output.tolist(), strict=True):
-                vectors[i] = vector
+        for i, vector in zip(chunk, output.tolist(), strict=True):
+            vectors[i] = vector
     return vectors
+
+
+def _passes(order: list[int], texts: list[str]) -> Iterator[list[int]]:
+    """The texts in `order`, cut into forward passes of at most BATCH_SIZE texts and TURN_CHARS
+    characters."""
+    chunk: list[int] = []
+    chars = 0
+    for i in order:
+        size = min(len(texts[i]), TEXT_CHARS)
+        if chunk and (len(chunk) == BATCH_SIZE or chars + size > TURN_CHARS):
+            yield chunk
+            chunk, chars = [], 0
+        chunk.append(i)
+        chars += size
+    if chunk:
+        yield chunk
 
 
 def embed_query(text: str) -> list[float]:

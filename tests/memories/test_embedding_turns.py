@@ -1,0 +1,33 @@
+"""A large batch of embeddings never holds a query behind it: the batch runs in passes, and a
+query asked meanwhile goes before the next pass."""
+
+from __future__ import annotations
+
+import random
+import string
+import threading
+
+import numpy as np
+
+from memories import embeddings
+
+
+def test_a_query_asked_during_a_batch_is_answered_before_the_batch_ends():
+    rng = random.Random(3)
+    texts = [
+        " ".join("".join(rng.choices(string.ascii_lowercase, k=7)) for _ in range(150))
+        for _ in range(300)
+    ]
+    query = "How do we verify payment webhook signatures?"
+    alone = embeddings.embed_query(query)
+    batch = threading.Thread(target=embeddings.embed_texts, args=(texts,))
+    batch.start()
+    started = threading.Event()
+    while batch.is_alive() and not started.wait(0.01):  # until the batch's first pass runs
+        if embeddings._turns.busy:
+            started.set()
+    answer = embeddings.embed_query(query)
+    during = batch.is_alive()
+    batch.join()
+    assert started.is_set() and during, "the query waited for the whole batch"
+    assert np.allclose(answer, alone, atol=1e-5)
