@@ -120,9 +120,12 @@ def membership_add(*, scope: Scope, username: str, role: Role) -> Membership:
 
 
 def _membership(scope: Scope, username: str, *, lock: bool = False) -> Membership:
+    """A member's row; with `lock`, the scope's row is locked first, so the membership changes
+    of one scope run one after another (two admins removing each other wait, never deadlock)."""
     memberships = Membership.objects.select_related("user").filter(scope=scope)
     if lock:
-        memberships = memberships.select_for_update()
+        Scope.objects.select_for_update().filter(pk=scope.pk).first()
+        memberships = memberships.select_for_update(of=("self",))
     user_model = get_user_model()
     membership = memberships.filter(**{f"user__{user_model.USERNAME_FIELD}": username}).first()
     if membership is None:
@@ -134,11 +137,9 @@ def _ensure_another_admin(scope: Scope, membership: Membership, message: str) ->
     """The last admin of a scope can neither leave nor be demoted."""
     if membership.role != Role.ADMIN:
         return
-    # Lock every admin row so two concurrent demotions cannot both pass this check.
+    # The scope's row is locked (see _membership), so no other change passes this check at once.
     admins = list(
-        Membership.objects.select_for_update()
-        .filter(scope=scope, role=Role.ADMIN)
-        .values_list("id", flat=True)
+        Membership.objects.filter(scope=scope, role=Role.ADMIN).values_list("id", flat=True)
     )
     if admins == [membership.id]:
         raise Conflict(message)
@@ -198,6 +199,17 @@ def token_create(
     require_account_access(actor)
     if expires_at is not None and expires_at <= timezone.now():
         raise ValidationFailed("expires_at", _("The expiry must be in the future."))
+    # A token never outlives the token that creates it.
+    limit = actor.token.expires_at if actor.token is not None else None
+    if limit is not None:
+        if expires_at is None:
+            expires_at = limit
+        elif expires_at > limit:
+            raise ValidationFailed(
+                "expires_at",
+                _("A token cannot outlive the token that creates it (it expires %(at)s).")
+                % {"at": limit.isoformat()},
+            )
     visible = secrets.token_hex(4)
     secret = f"{TOKEN_PREFIX}{visible}_{secrets.token_urlsafe(32)}"
     scope_list = list(scopes) if scopes is not None else None

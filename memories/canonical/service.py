@@ -78,7 +78,9 @@ def _claim(memory_id: int, claim: str) -> Claimed | None:
 
 
 def _locked_if_still_ours(memory_id: int, claim: str, revision: int) -> Memory | None:
-    memory = Memory.objects.select_for_update().select_related("scope").get(pk=memory_id)
+    memory = (
+        Memory.objects.select_for_update(of=("self",)).select_related("scope").get(pk=memory_id)
+    )
     if (
         memory.translation_claim != claim
         or memory.content_revision != revision

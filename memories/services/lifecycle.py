@@ -20,7 +20,8 @@ from zeromemory.core.errors import Conflict, ValidationFailed
 
 
 def _locked(memory: Memory) -> Memory:
-    return Memory.objects.select_for_update().select_related("scope").get(pk=memory.pk)
+    """The memory's row, locked (its scope's row is read, not locked)."""
+    return Memory.objects.select_for_update(of=("self",)).select_related("scope").get(pk=memory.pk)
 
 
 def _duplicate_conflict(memory: Memory) -> Conflict:
@@ -138,8 +139,16 @@ def memory_supersede(*, actor: Actor, memory: Memory, by: Memory) -> Memory:
     if by.scope_id != memory.scope_id:
         raise ValidationFailed("by", _("The replacement must be in the same scope."))
     with transaction.atomic():
-        memory = _locked(memory)
-        replacement = _locked(by)
+        # Both rows in one statement, in id order, so a concurrent supersede the other way
+        # round (or a forget of either) waits instead of deadlocking.
+        rows = {
+            row.pk: row
+            for row in Memory.objects.select_for_update(of=("self",))
+            .select_related("scope")
+            .filter(pk__in=[memory.pk, by.pk])
+            .order_by("pk")
+        }
+        memory, replacement = rows[memory.pk], rows[by.pk]
         if not replacement.valid:
             raise ValidationFailed("by", _("The replacement is not valid."))
         if not memory.valid:

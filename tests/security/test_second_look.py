@@ -5,17 +5,15 @@ race nor show what others wrote, an import into a second scope, list_conflicts' 
 from __future__ import annotations
 
 import hashlib
-import threading
-import time
+from datetime import timedelta
 
 import pytest
-from django.db import connections, transaction
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
-from memories.hygiene import review
-from memories.models import Chunk, Conflict, Memory
+from memories.models import Chunk
 from tests.factories import make_token
 from tests.mcp_inproc import call_tool, structured
-from zeromemory.core.actor import Actor
 
 TEXT = "user: we never call Stripe inside a request handler, webhooks go through the queue."
 DIGEST = hashlib.sha256(TEXT.encode()).hexdigest()
@@ -115,54 +113,6 @@ def test_a_second_challenger_sees_neither_the_first_reason_nor_who_wrote_it(
     assert api(tenancy.owner).get(f"/api/v1/conflicts/{body['id']}").json() == item
 
 
-@pytest.mark.django_db(transaction=True)
-def test_a_challenge_waits_for_one_in_flight_and_joins_it(tenancy, api, kinds_seeded):
-    """Two challenges at once make one queue item: the second waits on the memory's row until
-    the first commits, then adds its reason to it (without the lock it made a second item)."""
-    team = tenancy.team.public_id
-    memory_id = (
-        api(tenancy.owner)
-        .post(
-            "/api/v1/memories",
-            {"content": "The release branch is cut on Fridays.", "kind": "fact", "scope": team},
-            format="json",
-        )
-        .json()["id"]
-    )
-    memory = Memory.objects.get(public_id=memory_id)
-    writer = api(tenancy.writer)
-    answers: list[int] = []
-
-    def second():
-        try:
-            url = f"/api/v1/memories/{memory_id}/challenge"
-            answers.append(writer.post(url, {"reason": "Thursdays."}, format="json").status_code)
-        finally:
-            connections.close_all()
-
-    with transaction.atomic():  # the first challenge, not yet committed
-        review.memory_challenge(actor=Actor(user=tenancy.owner), memory=memory, reason="Mondays.")
-        thread = threading.Thread(target=second)
-        thread.start()
-        deadline = time.monotonic() + 30
-        while thread.is_alive() and not _waiting_on_a_lock() and time.monotonic() < deadline:
-            time.sleep(0.05)
-    thread.join(timeout=30)
-    assert answers == [200]
-    challenges = Conflict.objects.filter(memory_a=memory)
-    assert [c.rationale for c in challenges] == ["Mondays.\n\nwriter: Thursdays."]
-
-
-def _waiting_on_a_lock() -> bool:
-    with connections["default"].cursor() as cursor:
-        cursor.execute("SELECT pg_stat_clear_snapshot()")  # fresh inside the open transaction
-        cursor.execute(
-            "SELECT count(*) FROM pg_stat_activity"
-            " WHERE datname = current_database() AND wait_event_type = 'Lock'"
-        )
-        return cursor.fetchone()[0] > 0
-
-
 # Import: the same file into a second scope is written there too.
 
 
@@ -204,3 +154,27 @@ def test_list_conflicts_filters_by_verdict(tenancy, api, kinds_seeded):
     assert duplicates["results"] == []
     refused = call_tool(token, "list_conflicts", {"verdict": "gossip"})
     assert refused.is_error and "verdict" in str(structured(refused)["error"])
+
+
+# Tokens: a token never outlives the token that creates it.
+
+
+def test_a_token_made_by_an_expiring_token_expires_with_it(tenancy, api):
+    ends = timezone.now() + timedelta(hours=1)
+    parent = api(tenancy.owner, expires_at=ends)
+    child = parent.post("/api/v1/tokens", {"name": "child"}, format="json")
+    assert child.status_code == 201, child.json()
+    assert parse_datetime(child.json()["expires_at"]) == ends
+    later = (ends + timedelta(days=30)).isoformat()
+    refused = parent.post("/api/v1/tokens", {"name": "late", "expires_at": later}, format="json")
+    assert refused.status_code == 400 and "expires_at" in refused.json()["error"]["details"]
+    sooner = (ends - timedelta(minutes=30)).isoformat()
+    assert (
+        parent.post(
+            "/api/v1/tokens", {"name": "sooner", "expires_at": sooner}, format="json"
+        ).status_code
+        == 201
+    )
+    # A session (or a token without an expiry) may still create a token that never expires.
+    forever = api(tenancy.owner).post("/api/v1/tokens", {"name": "ci"}, format="json")
+    assert forever.json()["expires_at"] is None
