@@ -7,6 +7,7 @@ Django's ASGI handler, and each thread keeps its own database connection. MCP is
 event loop itself.
 """
 
+import io
 import os
 
 from a2wsgi import WSGIMiddleware
@@ -15,7 +16,27 @@ from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "zeromemory.settings")
 
-django_application = WSGIMiddleware(get_wsgi_application(), workers=settings.WEB_THREADS)
+
+def with_chunked_bodies(app):
+    """Django reads a request body by its Content-Length, and a chunked request has none, so its
+    body would read as empty. Here it is read first (at most ZM_MAX_BODY_BYTES + 1 bytes, so the
+    parser still refuses one that is too large) and given its length."""
+    limit = settings.MAX_BODY_BYTES + 1
+
+    def application(environ, start_response):
+        chunked = "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower()
+        if chunked and not environ.get("CONTENT_LENGTH"):
+            body = environ["wsgi.input"].read(limit)
+            environ["CONTENT_LENGTH"] = str(len(body))
+            environ["wsgi.input"] = io.BytesIO(body)
+        return app(environ, start_response)
+
+    return application
+
+
+django_application = WSGIMiddleware(
+    with_chunked_bodies(get_wsgi_application()), workers=settings.WEB_THREADS
+)
 
 # A model whose vectors do not fit the embedding column stops the web server at start; the model
 # is loaded (and run once) before the first request, which would otherwise wait seconds for it.

@@ -31,6 +31,10 @@ def config(*, log_level: str) -> dict[str, object]:
         # balancers) are not made to reconnect every few seconds.
         "timeout_keep_alive": 30,
         "server_header": False,
+        # The client's address is the socket's peer. X-Forwarded-For is read by Django (sign-in
+        # lockout) only with ZM_PROXY_COUNT set; uvicorn would otherwise take it from any
+        # client on 127.0.0.1, so a local user could pose as another address.
+        "proxy_headers": False,
     }
 
 
