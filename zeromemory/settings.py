@@ -91,6 +91,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # The per-user rate of the API on the pages too (the API and MCP count their own calls).
+    "dashboard.middleware.RateLimitMiddleware",
     # Near the end, so it sees the view's exception first: a lost database answers 503, not 500.
     "zeromemory.core.outage.DatabaseOutageMiddleware",
     # Last, as django-axes asks: it answers a locked-out sign-in.
