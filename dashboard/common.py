@@ -7,7 +7,6 @@ from collections.abc import Callable
 from typing import Any
 
 from django import forms
-from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
@@ -59,8 +58,10 @@ def domain_errors(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespon
             return view(request, *args, **kwargs)
         except NotFound as exc:
             raise Http404(exc.message) from None
-        except Forbidden as exc:
-            raise PermissionDenied(exc.message) from None
+        except Forbidden:
+            # Rendered here rather than raised: Django logs a raised PermissionDenied with its
+            # traceback, so every refused click would write one.
+            return render(request, "403.html", status=403)
 
     return wrapper
 
