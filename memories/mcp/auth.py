@@ -131,6 +131,17 @@ class BearerTokenMiddleware:
                 _challenge("invalid_token", "The token is unknown, revoked or expired."),
             )
             return
+        if scope.get("method") in ("GET", "DELETE"):
+            # Stateless: no event stream to open (a GET would hold its connection for ever) and
+            # no session to end.
+            await _send_error(
+                send,
+                405,
+                "method_not_allowed",
+                "This endpoint is stateless: send each JSON-RPC message with POST.",
+                {"Allow": "POST"},
+            )
+            return
         # Each request is authenticated on its own (the endpoint keeps no sessions); the SDK
         # reads the caller's identity from the scope.
         identity = AccessToken(token=token.public_id, client_id=token.public_id, scopes=[])

@@ -160,3 +160,16 @@ def test_malformed_bodies_over_http_never_answer_5xx(server, tenancy):
         response = httpx2.post(f"{server}/mcp", content=body, headers=headers, timeout=30)
         assert response.status_code < 500, (label, response.status_code, response.text[:300])
         assert "internal" not in response.text, (label, response.text[:300])
+
+
+def test_get_and_delete_answer_405_and_hold_no_stream(bare_server, tenancy):
+    """Stateless: there is no event stream to open and no session to end."""
+    headers = {
+        "Authorization": f"Bearer {make_token(tenancy.owner)}",
+        "Accept": "text/event-stream",
+    }
+    for method in ("GET", "DELETE"):
+        answer = httpx2.request(method, f"{bare_server}/mcp", headers=headers, timeout=10)
+        assert answer.status_code == 405 and answer.headers["allow"] == "POST"
+        assert answer.json()["error"]["code"] == "method_not_allowed"
+    assert httpx2.get(f"{bare_server}/mcp", timeout=10).status_code == 401  # no token: 401 first
