@@ -15,7 +15,7 @@ from memories.hygiene import review
 from memories.hygiene import selectors as queue
 from memories.hygiene.schemas import ChallengeOut, ConflictOut, ConflictPageOut
 from memories.mcp.server import run_tool
-from memories.models import ConflictStatus
+from memories.models import ConflictStatus, Relation
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import NotFound
 from zeromemory.core.paging import MAX_LIMIT, Page
@@ -32,15 +32,6 @@ Action = Literal[
     "undo",
 ]
 Status = Literal["pending", "waiting_for_key", "failed", "open", "resolved", "cleared"]
-Verdict = Literal[
-    "duplicate",
-    "a_supersedes_b",
-    "b_supersedes_a",
-    "contradiction",
-    "complementary",
-    "unrelated",
-    "challenge",
-]
 
 
 def _named(field: str, find: Callable[[], Any]) -> Any:
@@ -54,7 +45,7 @@ async def list_conflicts(
     ctx: Context,
     scope: Annotated[str | None, Field(max_length=40)] = None,
     status: Status = ConflictStatus.OPEN,
-    verdict: Verdict | None = None,
+    verdict: Relation | None = None,
     cursor: Annotated[str | None, Field(max_length=40)] = None,
     limit: Annotated[int, Field(strict=True, ge=1, le=MAX_LIMIT)] = 20,
 ) -> Annotated[CallToolResult, ConflictPageOut]:
