@@ -75,16 +75,21 @@ def test_a_removed_member_gets_no_answer_about_the_team_chunk(tenancy, api):
 # Challenges: one open item per memory, and a challenger sees only their own words.
 
 
+def challenged(api, tenancy, content: str) -> tuple[str, str]:
+    """A new team memory the owner wrote: its id and its challenge URL."""
+    memory = api(tenancy.owner).post(
+        "/api/v1/memories",
+        {"content": content, "kind": "fact", "scope": tenancy.team.public_id},
+        format="json",
+    )
+    memory_id = memory.json()["id"]
+    return memory_id, f"/api/v1/memories/{memory_id}/challenge"
+
+
 def test_a_second_challenger_sees_neither_the_first_reason_nor_who_wrote_it(
     tenancy, api, kinds_seeded
 ):
-    team = tenancy.team.public_id
-    memory = api(tenancy.owner).post(
-        "/api/v1/memories",
-        {"content": "Staging is reset every Monday.", "kind": "fact", "scope": team},
-        format="json",
-    )
-    url = f"/api/v1/memories/{memory.json()['id']}/challenge"
+    memory_id, url = challenged(api, tenancy, "Staging is reset every Monday.")
     first = api(tenancy.owner).post(url, {"reason": "The CFO moved it to Sundays."}, format="json")
     assert first.status_code == 201 and first.json()["new"] is True
     second = api(tenancy.writer).post(url, {"reason": "It runs on Sundays now."}, format="json")
@@ -100,7 +105,7 @@ def test_a_second_challenger_sees_neither_the_first_reason_nor_who_wrote_it(
         call_tool(
             make_token(tenancy.writer),
             "challenge",
-            {"memory_id": memory.json()["id"], "reason": "Sundays."},
+            {"memory_id": memory_id, "reason": "Sundays."},
         )
     )
     assert tool["new"] is False and "CFO" not in str(tool)
@@ -139,18 +144,12 @@ def test_the_same_file_imports_into_each_scope(tenancy, api):
 
 
 def test_list_conflicts_filters_by_verdict(tenancy, api, kinds_seeded):
-    team = tenancy.team.public_id
-    memory = api(tenancy.owner).post(
-        "/api/v1/memories",
-        {"content": "Backups run at 02:00 UTC.", "kind": "fact", "scope": team},
-        format="json",
-    )
-    url = f"/api/v1/memories/{memory.json()['id']}/challenge"
+    _, url = challenged(api, tenancy, "Backups run at 02:00 UTC.")
     item = api(tenancy.owner).post(url, {"reason": "They run at 03:00."}, format="json").json()
     token = make_token(tenancy.owner)
-    challenged = structured(call_tool(token, "list_conflicts", {"verdict": "challenge"}))
+    disputed = structured(call_tool(token, "list_conflicts", {"verdict": "challenge"}))
     duplicates = structured(call_tool(token, "list_conflicts", {"verdict": "duplicate"}))
-    assert [row["id"] for row in challenged["results"]] == [item["id"]]
+    assert [row["id"] for row in disputed["results"]] == [item["id"]]
     assert duplicates["results"] == []
     refused = call_tool(token, "list_conflicts", {"verdict": "gossip"})
     assert refused.is_error and "verdict" in str(structured(refused)["error"])
