@@ -41,29 +41,41 @@ _lock = threading.Lock()  # loading the model
 
 
 class _Turns:
-    """One forward pass at a time per process (its threads already have the cores it may use),
-    and a few texts (a query, a single memory) go before the next pass of a large batch, so
-    one writer's batch never holds everybody's recall behind it."""
+    """One forward pass at a time per process (its threads already have the cores it may use).
+    A few texts (a query, a single memory) go before the next pass of a large batch, so one
+    writer's batch never holds everybody's recall behind it; after SHORT_AHEAD short passes
+    have gone ahead of a waiting batch pass, that pass goes next, so a stream of queries
+    cannot starve a batch either."""
+
+    SHORT_AHEAD = 4
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
         self._busy = False
-        self._short_waiting = 0
+        self._waiting = {True: 0, False: 0}  # short, long
+        self._ahead = 0  # short passes that went ahead of a waiting long one
 
     @property
     def busy(self) -> bool:
         """Whether a pass runs now."""
         return self._busy
 
+    def _may_go(self, short: bool) -> bool:
+        if self._busy:
+            return False
+        if short:
+            return not self._waiting[False] or self._ahead < self.SHORT_AHEAD
+        return not self._waiting[True] or self._ahead >= self.SHORT_AHEAD
+
     @contextmanager
     def turn(self, *, short: bool) -> Iterator[None]:
         with self._cond:
-            self._short_waiting += short
+            self._waiting[short] += 1
             try:
-                while self._busy or (not short and self._short_waiting):
-                    self._cond.wait()
+                self._cond.wait_for(lambda: self._may_go(short))
             finally:
-                self._short_waiting -= short
+                self._waiting[short] -= 1
+            self._ahead = self._ahead + 1 if short and self._waiting[False] else 0
             self._busy = True
         try:
             yield

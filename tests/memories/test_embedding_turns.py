@@ -31,3 +31,33 @@ def test_a_query_asked_during_a_batch_is_answered_before_the_batch_ends():
     batch.join()
     assert started.is_set() and during, "the query waited for the whole batch"
     assert np.allclose(answer, alone, atol=1e-5)
+
+
+def test_a_stream_of_queries_does_not_starve_a_batch():
+    rng = random.Random(4)
+    texts = [
+        " ".join("".join(rng.choices(string.ascii_lowercase, k=7)) for _ in range(150))
+        for _ in range(120)
+    ]
+    embeddings.embed_query("warm up")
+    done = threading.Event()
+    answered = []
+
+    def ask():
+        while not done.is_set():
+            answered.append(embeddings.embed_query("Where do the deploy logs go?"))
+
+    askers = [threading.Thread(target=ask) for _ in range(3)]
+    for asker in askers:
+        asker.start()
+    try:
+        batch = threading.Thread(target=embeddings.embed_texts, args=(texts,))
+        batch.start()
+        batch.join(timeout=300)
+        finished = not batch.is_alive()
+    finally:
+        done.set()
+        for asker in askers:
+            asker.join()
+    assert finished, "the batch waited behind the queries"
+    assert answered
