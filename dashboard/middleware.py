@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from types import SimpleNamespace
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from zeromemory.core.throttling import ActorRateThrottle
+from zeromemory.core.throttling import retry_after
 
 # Counted by their own surface (DRF's throttle, the MCP server) or not a user's request at all.
 NOT_COUNTED = ("/api/", "/mcp", "/static/", "/healthz", "/readyz", "/metrics")
@@ -23,9 +22,9 @@ class RateLimitMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         user = getattr(request, "user", None)
         if user is not None and user.is_authenticated and not request.path.startswith(NOT_COUNTED):
-            throttle = ActorRateThrottle()
-            if not throttle.allow_request(SimpleNamespace(user=user), None):
-                wait = math.ceil(throttle.wait() or 1)
+            seconds = retry_after(user)
+            if seconds is not None:
+                wait = math.ceil(seconds)
                 answer = render(request, "429.html", {"wait": wait}, status=429)
                 answer["Retry-After"] = str(wait)
                 return answer

@@ -119,13 +119,11 @@ def membership_add(*, scope: Scope, username: str, role: Role) -> Membership:
         ) from None
 
 
-def _membership(scope: Scope, username: str, *, lock: bool = False) -> Membership:
-    """A member's row; with `lock`, the scope's row is locked first, so the membership changes
+def _membership(scope: Scope, username: str) -> Membership:
+    """A member's row, for a change: the scope's row is locked first, so the membership changes
     of one scope run one after another (two admins removing each other wait, never deadlock)."""
+    Scope.objects.select_for_update().filter(pk=scope.pk).first()
     memberships = Membership.objects.select_related("user").filter(scope=scope)
-    if lock:
-        Scope.objects.select_for_update().filter(pk=scope.pk).first()
-        memberships = memberships.select_for_update(of=("self",))
     user_model = get_user_model()
     membership = memberships.filter(**{f"user__{user_model.USERNAME_FIELD}": username}).first()
     if membership is None:
@@ -147,7 +145,7 @@ def _ensure_another_admin(scope: Scope, membership: Membership, message: str) ->
 
 def membership_change_role(*, scope: Scope, username: str, role: Role) -> Membership:
     with transaction.atomic():
-        membership = _membership(scope, username, lock=True)
+        membership = _membership(scope, username)
         if role < membership.role:
             _ensure_another_admin(
                 scope, membership, _("The last admin of a scope cannot be demoted.")
@@ -160,7 +158,7 @@ def membership_change_role(*, scope: Scope, username: str, role: Role) -> Member
 def membership_remove(*, scope: Scope, username: str) -> None:
     """Remove a member (an admin's act) or leave (a member removing themself)."""
     with transaction.atomic():
-        membership = _membership(scope, username, lock=True)
+        membership = _membership(scope, username)
         if scope.is_personal:
             raise Conflict(_("Nobody can leave a personal scope."))
         _ensure_another_admin(

@@ -20,8 +20,10 @@ from django.utils.translation import gettext as _
 
 from memories.models import AuthorKind, IdempotencyRecord, SourceKind
 from memories.services.remember import RememberInput, memory_remember_many
+from memories.services.remember_input import personal_scope
+from scopes import access
 from zeromemory.core.actor import Actor
-from zeromemory.core.errors import ValidationFailed
+from zeromemory.core.errors import DomainError, ValidationFailed
 
 SOURCE_TOOLS = ("claude-md", "agents-md", "cursor-rules", "claude-memory")
 _FRONTMATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*\n?", re.S)
@@ -102,10 +104,20 @@ def pieces_of(*, source_tool: str, source_path: str, content: str) -> list[Piece
     return _claude_memory(content, source_path)
 
 
-def _key(scope: str | None, source_path: str, piece: Piece) -> str:
+def _scope_key(actor: Actor, scope: str | None) -> str:
+    """The scope a piece goes to, as its id (the personal scope's when none is named), so the
+    same scope named or left out gives one key; a scope the caller cannot write keeps the name
+    it was given (remember refuses each piece)."""
+    try:
+        return (access.writable_scope(actor, scope) if scope else personal_scope(actor)).public_id
+    except DomainError:
+        return scope or ""
+
+
+def _key(scope: str, source_path: str, piece: Piece) -> str:
     """The idempotency key of a piece: the same file imported into another scope is another
-    write (the scope as the caller named it; none for the personal scope)."""
-    text = f"{scope or ''}\n{source_path}\n{piece.kind}\n{piece.content}"
+    write."""
+    text = f"{scope}\n{source_path}\n{piece.kind}\n{piece.content}"
     return f"import:{hashlib.sha256(text.encode()).hexdigest()}"
 
 
@@ -127,13 +139,14 @@ def memory_import(
 ) -> list[ImportedPiece]:
     """Write each piece once (a second import of the same file answers already_imported)."""
     pieces = pieces_of(source_tool=source_tool, source_path=source_path, content=content)
+    scope_key = _scope_key(actor, scope)
     requests = [
         RememberInput(
             content=piece.content,
             kind=piece.kind,
             scope=scope,
             source_path=source_path,
-            idempotency_key=_key(scope, source_path, piece),
+            idempotency_key=_key(scope_key, source_path, piece),
             author_kind=AuthorKind.CAPTURE,
             source_kind=SourceKind.IMPORT,
         )
@@ -163,7 +176,8 @@ def import_plan(
     """What an import would write: each piece, and whether it was imported before into that
     scope (dry run)."""
     pieces = pieces_of(source_tool=source_tool, source_path=source_path, content=content)
-    keys = {_key(scope, source_path, piece): piece for piece in pieces}
+    scope_key = _scope_key(actor, scope)
+    keys = {_key(scope_key, source_path, piece): piece for piece in pieces}
     done = set(
         IdempotencyRecord.objects.filter(user=actor.user, key__in=keys).values_list(
             "key", flat=True

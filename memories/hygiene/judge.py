@@ -8,17 +8,11 @@ from typing import Any
 
 from django.conf import settings
 
+from memories.models import Relation
 from zeromemory.core.llm import LLMCallFailed, call_tool
 
 TOOL_NAME = "record_relation"
-RELATIONS = (
-    "duplicate",
-    "a_supersedes_b",
-    "b_supersedes_a",
-    "contradiction",
-    "complementary",
-    "unrelated",
-)
+RELATIONS = tuple(value for value in Relation.values if value != Relation.CHALLENGE)
 MAX_OUTPUT_TOKENS = 1024
 MAX_RATIONALE_CHARS = 2000
 

@@ -25,7 +25,7 @@ from memories.models import (
     Resolution,
 )
 from memories.services.common import move_provenance, return_provenance
-from memories.services.lifecycle import memory_forget, memory_restore, memory_supersede
+from memories.services.lifecycle import locked, memory_forget, memory_restore, memory_supersede
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import Conflict as ConflictError
 from zeromemory.core.errors import ValidationFailed
@@ -179,7 +179,7 @@ def memory_challenge(*, actor: Actor, memory: Memory, reason: str) -> tuple[Conf
     if not reason:
         raise ValidationFailed("reason", _("Say why this memory is wrong."))
     with transaction.atomic():
-        memory = Memory.objects.select_for_update().get(pk=memory.pk)
+        memory = locked(memory)
         if not memory.valid:
             raise ConflictError(_("This memory is already forgotten or superseded."))
         open_challenge = Conflict.objects.filter(

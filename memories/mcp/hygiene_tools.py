@@ -10,35 +10,18 @@ from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from memories import selectors
 from memories.hygiene import review
 from memories.hygiene import selectors as queue
 from memories.hygiene.schemas import ChallengeOut, ConflictOut, ConflictPageOut
-from memories.mcp.server import run_tool
+from memories.mcp.server import memory_to_change, named, run_tool
 from memories.models import ConflictStatus, Relation
 from zeromemory.core.actor import Actor
-from zeromemory.core.errors import NotFound
 from zeromemory.core.paging import MAX_LIMIT, Page
 
 ConflictId = Annotated[str, Field(max_length=40, description="A conflict id from list_conflicts.")]
-Action = Literal[
-    "keep_both",
-    "a_supersedes_b",
-    "b_supersedes_a",
-    "merge",
-    "forget_a",
-    "forget_b",
-    "dismiss",
-    "undo",
-]
-Status = Literal["pending", "waiting_for_key", "failed", "open", "resolved", "cleared"]
-
-
-def _named(field: str, find: Callable[[], Any]) -> Any:
-    try:
-        return find()
-    except NotFound as exc:
-        raise exc.naming(field) from None
+# The choices of the models themselves, as the literal strings a tool's input schema lists.
+Action = Literal[tuple(review.ACTIONS)]  # the resolutions and undo
+Status = Literal[tuple(ConflictStatus.values)]
 
 
 async def list_conflicts(
@@ -63,7 +46,7 @@ async def resolve_conflict(
     ctx: Context, conflict_id: ConflictId, action: Action
 ) -> Annotated[CallToolResult, ConflictOut]:
     def work(actor: Actor) -> ConflictOut:
-        conflict = _named(
+        conflict = named(
             "conflict_id", lambda: queue.conflict_for_review(actor=actor, public_id=conflict_id)
         )
         review.conflict_resolve(actor=actor, conflict=conflict, action=action)
@@ -78,9 +61,7 @@ async def challenge(
     reason: Annotated[str, Field(max_length=2000, description="Why it is wrong, in English.")],
 ) -> Annotated[CallToolResult, ChallengeOut]:
     def work(actor: Actor) -> ChallengeOut:
-        memory = _named(
-            "memory_id", lambda: selectors.memory_for_write(actor=actor, public_id=memory_id)
-        )
+        memory = memory_to_change(actor, memory_id)
         conflict, new = review.memory_challenge(actor=actor, memory=memory, reason=reason)
         return ChallengeOut.of(conflict, new=new, reason=reason)
 

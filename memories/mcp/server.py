@@ -21,7 +21,6 @@ import json
 import logging
 import math
 from collections.abc import Callable
-from types import SimpleNamespace
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -30,12 +29,14 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp_types import CallToolResult, InputRequiredResult, TextContent
 from pydantic import BaseModel, ValidationError
 
+from memories import selectors
 from memories.mcp import contract
 from memories.mcp.auth import current_credential
+from memories.models import Memory
 from zeromemory.core.actor import Actor, Surface
-from zeromemory.core.errors import DomainError, RateLimited, Unauthorized, error_body
+from zeromemory.core.errors import DomainError, NotFound, RateLimited, Unauthorized, error_body
 from zeromemory.core.outage import orm_call
-from zeromemory.core.throttling import ActorRateThrottle
+from zeromemory.core.throttling import retry_after
 
 logger = logging.getLogger(__name__)
 
@@ -74,11 +75,23 @@ def client_name(ctx: Context) -> str:
     return " ".join(str(headers.get("user-agent", "")).split())[:120]
 
 
+def named(field: str, find: Callable[[], Any]) -> Any:
+    """`find()`, with a not-found refusal naming the tool argument `field`."""
+    try:
+        return find()
+    except NotFound as exc:
+        raise exc.naming(field) from None
+
+
+def memory_to_change(actor: Actor, memory_id: str) -> Memory:
+    """A memory the caller may write, or a refusal naming `memory_id`."""
+    return named("memory_id", lambda: selectors.memory_for_write(actor=actor, public_id=memory_id))
+
+
 def _throttle(actor: Actor) -> None:
     """The REST API's per-user rate, shared with it: one budget per user across surfaces."""
-    throttle = ActorRateThrottle()
-    if not throttle.allow_request(SimpleNamespace(user=actor.user), None):
-        wait = throttle.wait() or 1.0
+    wait = retry_after(actor.user)
+    if wait is not None:
         raise RateLimited(
             f"Too many requests; wait {math.ceil(wait)} s before the next call.",
             details={"retry_after": wait},

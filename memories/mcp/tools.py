@@ -17,13 +17,12 @@ from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, Field
 
-from memories import selectors
 from memories.capture.ingest import IngestInput, chunk_ingest
 from memories.capture.schemas import IngestOut
 from memories.mcp import contract
 from memories.mcp.hygiene_tools import HYGIENE_TOOLS
-from memories.mcp.server import ZeroMemoryServer, run_tool
-from memories.models import Memory, SourceKind, TranslationStatus
+from memories.mcp.server import ZeroMemoryServer, memory_to_change, run_tool
+from memories.models import SourceKind, TranslationStatus
 from memories.recall import budget, context, inputs
 from memories.recall.recall import recall as hybrid_recall
 from memories.schemas import ContextOut, MemoryOut, RecallOut, RememberToolOut
@@ -32,7 +31,6 @@ from memories.services.remember import RememberInput, memory_remember
 from scopes import selectors as scope_selectors
 from scopes.schemas import ScopesOut
 from zeromemory.core.actor import Actor
-from zeromemory.core.errors import NotFound
 
 SERVER_NAME = "zero-memory"
 SERVER_VERSION = "0.1.0"
@@ -57,13 +55,6 @@ MaxTokens = Annotated[
 MemoryId = Annotated[
     str, Field(max_length=40, description="A memory id from remember, recall or build_context.")
 ]
-
-
-def _memory_to_change(actor: Actor, memory_id: str) -> Memory:
-    try:
-        return selectors.memory_for_write(actor=actor, public_id=memory_id)
-    except NotFound as exc:
-        raise exc.naming("memory_id") from None
 
 
 PENDING_NOTICE = (
@@ -176,7 +167,7 @@ async def forget(
     reason: Annotated[str, Field(max_length=1000, description="Why, in English.")],
 ) -> Annotated[CallToolResult, MemoryOut]:
     def work(actor: Actor) -> BaseModel:
-        memory = _memory_to_change(actor, memory_id)
+        memory = memory_to_change(actor, memory_id)
         return MemoryOut.of(lifecycle.memory_forget(actor=actor, memory=memory, reason=reason))
 
     return await run_tool(ctx, work)
@@ -184,7 +175,7 @@ async def forget(
 
 async def restore(ctx: Context, memory_id: MemoryId) -> Annotated[CallToolResult, MemoryOut]:
     def work(actor: Actor) -> BaseModel:
-        memory = _memory_to_change(actor, memory_id)
+        memory = memory_to_change(actor, memory_id)
         return MemoryOut.of(lifecycle.memory_restore(actor=actor, memory=memory))
 
     return await run_tool(ctx, work)

@@ -19,7 +19,7 @@ from zeromemory.core.actor import Actor
 from zeromemory.core.errors import Conflict, ValidationFailed
 
 
-def _locked(memory: Memory) -> Memory:
+def locked(memory: Memory) -> Memory:
     """The memory's row, locked (its scope's row is read, not locked)."""
     return Memory.objects.select_for_update(of=("self",)).select_related("scope").get(pk=memory.pk)
 
@@ -56,7 +56,7 @@ def memory_edit(
         content = clean_content(content)
         embedded = embed_contents([content])[0]
     with transaction.atomic():
-        memory = _locked(memory)
+        memory = locked(memory)
         changed_content = content is not None and content != memory.content
         changed_kind = kind is not None and kind != memory.kind_id
         if not (changed_content or changed_kind):
@@ -113,7 +113,7 @@ def memory_forget(*, actor: Actor, memory: Memory, reason: str) -> Memory:
     if not reason:
         raise ValidationFailed("reason", _("Say why this memory should be forgotten."))
     with transaction.atomic():
-        memory = _locked(memory)
+        memory = locked(memory)
         if not memory.valid:
             raise Conflict(_("This memory is already forgotten or superseded."))
         memory.valid = False
@@ -163,7 +163,7 @@ def memory_supersede(*, actor: Actor, memory: Memory, by: Memory) -> Memory:
 def memory_restore(*, actor: Actor, memory: Memory) -> Memory:
     """Undo forget or supersede."""
     with transaction.atomic():
-        memory = _locked(memory)
+        memory = locked(memory)
         if memory.valid:
             raise Conflict(_("This memory is valid already."))
         memory.valid = True

@@ -11,6 +11,7 @@ would need several round trips and a read-modify-write per request.
 from __future__ import annotations
 
 import time
+from types import SimpleNamespace
 
 from django.conf import settings
 from django.db import connection
@@ -27,6 +28,16 @@ RETURNING hits
 
 def parse_rate(rate: str) -> tuple[int, int] | tuple[None, None]:
     return SimpleRateThrottle.parse_rate(None, rate or None)
+
+
+def retry_after(user) -> float | None:
+    """Count one call of an authenticated user against the rate: None when it is allowed, else
+    the seconds until the next one is. The surfaces that are not DRF views (MCP,
+    the dashboard's pages) call this; DRF views use ActorRateThrottle."""
+    throttle = ActorRateThrottle()
+    if throttle.allow_request(SimpleNamespace(user=user), None):
+        return None
+    return throttle.wait() or 1.0
 
 
 class ActorRateThrottle(BaseThrottle):
