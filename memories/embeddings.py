@@ -225,15 +225,30 @@ class Window:
     text: str
 
 
+@cache
+def tokenizer():
+    """The model's tokenizer, without its truncation to the model's window, and one of its own:
+    the transformers tokenizer inside the model sets its truncation and padding on every call,
+    so threads sharing it would cut each other's texts short."""
+    from tokenizers import Tokenizer
+
+    tokenizer_file = Path(model_name()) / "tokenizer.json"
+    if tokenizer_file.exists():  # no need to load torch just to count
+        found = Tokenizer.from_file(str(tokenizer_file))
+    else:
+        found = Tokenizer.from_str(get_model().tokenizer.backend_tokenizer.to_str())
+    found.no_truncation()
+    found.no_padding()
+    return found
+
+
 def windows_for(text: str) -> list[Window]:
     """Overlapping character slices of a text longer than the model's window; [] when it fits."""
     model = get_model()
-    tokenizer = model.tokenizer
     limit = model.max_seq_length - 2  # room for [CLS] and [SEP]
     if len(text) <= limit:  # every token covers at least one character: it fits
         return []
-    encoded = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
-    offsets = encoded["offset_mapping"]
+    offsets = tokenizer().encode(text, add_special_tokens=False).offsets
     if len(offsets) <= limit:
         return []
     size = min(WINDOW_TOKENS, limit)

@@ -6,8 +6,6 @@ memories/recall/context.py says how the budget is shared.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from functools import cache
-from pathlib import Path
 from typing import Any
 
 from django.utils.translation import gettext as _
@@ -35,28 +33,13 @@ MIN_RELEVANT_SIMILARITY = 0.3
 RECALL_FACTOR = 0.25
 
 
-@cache
-def _tokenizer():
-    """The embedding model's tokenizer, without its truncation to the model's window."""
-    from tokenizers import Tokenizer
-
-    tokenizer_file = Path(embeddings.model_name()) / "tokenizer.json"
-    if tokenizer_file.exists():  # no need to load torch just to count
-        tokenizer = Tokenizer.from_file(str(tokenizer_file))
-    else:
-        tokenizer = Tokenizer.from_str(embeddings.get_model().tokenizer.backend_tokenizer.to_str())
-    tokenizer.no_truncation()
-    tokenizer.no_padding()
-    return tokenizer
-
-
 def count_tokens(text: str) -> int:
-    return len(_tokenizer().encode(text, add_special_tokens=False).ids)
+    return len(embeddings.tokenizer().encode(text, add_special_tokens=False).ids)
 
 
 def _cut(text: str, tokens: int) -> str:
     """The longest prefix of `text` that ends at the end of its first `tokens` tokens."""
-    offsets = _tokenizer().encode(text, add_special_tokens=False).offsets
+    offsets = embeddings.tokenizer().encode(text, add_special_tokens=False).offsets
     if tokens <= 0 or not offsets:
         return ""
     return text[: offsets[min(tokens, len(offsets)) - 1][1]]

@@ -61,3 +61,32 @@ def test_a_stream_of_queries_does_not_starve_a_batch():
             asker.join()
     assert finished, "the batch waited behind the queries"
     assert answered
+
+
+def test_windows_are_cut_the_same_while_other_threads_embed():
+    """Windows are tokenized with a tokenizer of their own: the model's sets its truncation on
+    every call, so a thread embedding beside one cutting windows used to cut its text short."""
+    rng = random.Random(5)
+    text = " ".join("".join(rng.choices(string.ascii_lowercase, k=8)) for _ in range(1500))
+    expected = embeddings.windows_for(text)
+    assert len(expected) > 10
+    errors: list[BaseException] = []
+    different = []
+
+    model = embeddings.get_model()
+
+    def embed():  # what each embedding pass does first: the model's tokenizer, truncating
+        try:
+            for _ in range(1500):
+                model.preprocess([text[:300], text[300:900]])
+        except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+            errors.append(exc)
+
+    embedders = [threading.Thread(target=embed) for _ in range(2)]
+    for thread in embedders:
+        thread.start()
+    for _ in range(150):
+        different.append(embeddings.windows_for(text) != expected)
+    for thread in embedders:
+        thread.join()
+    assert not errors and not any(different), (errors[:1], sum(different))
