@@ -92,7 +92,7 @@ _rows_lock = threading.Lock()
 
 def readable_rows(selection: ScopeSelection, kinds: list[str] | None) -> int:
     """How many valid memories the scopes hold (of these kinds), counted up to IDF_ROW_LIMIT."""
-    key, now = (selection.ids, tuple(kinds or ())), time.monotonic()
+    key, now = (tuple(sorted(selection.ids)), tuple(sorted(kinds or ()))), time.monotonic()
     cached = _rows_cache.get(key)
     if cached is not None and cached[0] > now:
         return cached[1]
@@ -140,7 +140,6 @@ def search(
         while cursor.nextset():  # the SETs answer first; the rows are in the last result
             pass
         rows = cursor.fetchall()
-    marked = disputed(row[0] for row in rows)
     return [
         Hit(
             pk=pk,
@@ -153,7 +152,6 @@ def search(
             fts_matched=fts_matched,
             age_days=round(float(age_days), 2),
             has_original=has_original,
-            disputed=pk in marked,
         )
         for (
             pk,
@@ -208,6 +206,10 @@ def recall(
     kind_slugs = validate_kinds(kinds)
     selection = select_scopes(actor=actor, scopes=scopes)
     hits = search(query=query, selection=selection, kinds=kind_slugs, k=k, mode=mode)
+    # Marked here, not in search(): build_context marks all its sections at once.
+    marked = disputed(hit.pk for hit in hits)
+    for hit in hits:
+        hit.disputed = hit.pk in marked
     logged = Logged(
         scopes=selection.requested,
         results=[{"id": hit.id, "score": hit.score} for hit in hits],
