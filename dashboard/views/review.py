@@ -12,6 +12,7 @@ from django.views.decorators.http import require_POST
 
 from dashboard.common import actor_for, domain_errors, next_page_url, render_page, wants_partial
 from dashboard.forms import ReviewFilterForm
+from memories import selectors
 from memories.hygiene import review
 from memories.hygiene import selectors as queue
 from memories.models import ConflictStatus
@@ -19,6 +20,12 @@ from zeromemory.core.errors import Conflict, ValidationFailed
 from zeromemory.core.paging import Page
 
 PAGE_SIZE = 20
+
+
+def _with_verbatim(conflicts: list) -> list:
+    """The memory cards show each memory's verbatim phrases, as on the memory list."""
+    selectors.with_verbatim([memory for conflict in conflicts for memory in conflict.memories])
+    return conflicts
 
 
 @login_required
@@ -39,7 +46,7 @@ def review_list(request: HttpRequest) -> HttpResponse:
         status = 400
     context = {
         "form": form,
-        "conflicts": conflicts,
+        "conflicts": _with_verbatim(conflicts),
         "next_url": next_page_url(request, "dashboard:review", next_cursor),
     }
     partial = "dashboard/partials/review_results.html"
@@ -62,6 +69,6 @@ def review_resolve(request: HttpRequest, conflict_id: str) -> HttpResponse:
         messages.success(request, done)
     if wants_partial(request):
         conflict = queue.conflict_for_review(actor=actor, public_id=conflict_id)
-        context = {"conflict": conflict, "swap_messages": True}
+        context = {"conflict": _with_verbatim([conflict])[0], "swap_messages": True}
         return render(request, "dashboard/partials/conflict_card.html", context)
     return redirect("dashboard:review")

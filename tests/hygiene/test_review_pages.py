@@ -67,3 +67,29 @@ def test_the_admin_shows_the_pair_and_resolves_it(open_pair, tenancy, django_use
     )
     open_pair.refresh_from_db()
     assert (open_pair.status, open_pair.resolution) == ("resolved", "keep_both")
+
+
+def test_a_card_shows_the_memorys_verbatim_phrase_as_the_memory_list_does(tenancy, kinds_seeded):
+    from memories.models import Conflict, ConflictStatus, Relation
+    from memories.services.remember import RememberInput, memory_remember
+    from zeromemory.core.actor import Actor
+
+    memory = memory_remember(
+        actor=Actor(user=tenancy.owner, surface="dashboard"),
+        request=RememberInput(
+            content="The team prefers boring technology.",
+            kind="preference",
+            scope=tenancy.team.public_id,
+            verbatim="Langweilige Technik ist gute Technik.",
+        ),
+    ).memory
+    Conflict.objects.create(
+        scope=tenancy.team,
+        memory_a=memory,
+        status=ConflictStatus.OPEN,
+        verdict=Relation.CHALLENGE,
+        rationale="Not any more.",
+        challenged_by=tenancy.writer,
+    )
+    body = signed_in(tenancy.owner).get("/review/").content.decode()
+    assert "Langweilige Technik ist gute Technik." in body
