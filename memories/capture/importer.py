@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 from django.utils.translation import gettext as _
 
-from memories.models import AuthorKind, IdempotencyRecord, SourceKind
+from memories.models import AuthorKind, SourceKind
+from memories.services.idempotency import Replays
 from memories.services.remember import RememberInput, memory_remember_many
 from memories.services.remember_input import personal_scope
 from scopes import access
@@ -178,12 +179,8 @@ def import_plan(
     pieces = pieces_of(source_tool=source_tool, source_path=source_path, content=content)
     scope_key = _scope_key(actor, scope)
     keys = {_key(scope_key, source_path, piece): piece for piece in pieces}
-    done = set(
-        IdempotencyRecord.objects.filter(user=actor.user, key__in=keys).values_list(
-            "key", flat=True
-        )
-    )
-    return [(piece, key in done) for key, piece in keys.items()]
+    replays = Replays.load(actor, list(keys))
+    return [(piece, replays.replayable(key)) for key, piece in keys.items()]
 
 
 def source_tool_for(path: str) -> str | None:

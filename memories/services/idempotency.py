@@ -68,12 +68,18 @@ class Replays:
 
     def answer(self, request: RememberInput) -> dict[str, Any] | None:
         """The earlier answer, None when the key is new (or names what the caller cannot read)."""
-        record = self.records.get(request.idempotency_key or "")
-        if record is None or record.answer.get("id") not in self.readable:
+        key = request.idempotency_key or ""
+        if not self.replayable(key):
             return None
+        record = self.records[key]
         if record.fingerprint and record.fingerprint != fingerprint(request):
             raise key_conflict()
         return record.answer
+
+    def replayable(self, key: str) -> bool:
+        """Whether a request under `key` would replay an answer (a dry run asks)."""
+        record = self.records.get(key)
+        return record is not None and record.answer.get("id") in self.readable
 
     def stale_ids(self, keys: set[str]) -> list[int]:
         """Records under these keys whose memory the caller can no longer read (to replace)."""
