@@ -10,7 +10,8 @@ Grouped by capability, each a package whose docstring says what it holds:
 - `capture/` ingest, extraction by an LLM off the request path, import and bootstrap;
 - `hygiene/` duplicates, supersessions and contradictions: the scan, the judge, review;
 - `api/` the REST views and their URLs; `mcp/` the MCP server and tools;
-- beside them `embeddings.py`, `guard.py` (secrets are refused), `kinds.py` (the catalogue),
+- beside them `embeddings.py`, `kinds.py` (the catalogue), (secrets are refused by
+  `zeromemory.core.secrets`, which tenancy uses too),
   `activity.py` and `activity_logged.py` (the activity log and the decorators that write it),
   `admin.py`, `tasks.py`, and `translation.py` (django-modeltranslation's registry for kind
   labels).

@@ -37,7 +37,9 @@ from zeromemory.core.errors import Forbidden, NotFound
 
 
 def _scopes_with_role(actor: Actor, minimum: Role) -> QuerySet[Scope]:
-    if not actor.user.is_active:
+    # Sign-in refuses such a token at once; this also stops work it started (an extraction of a
+    # chunk it sent) once it is revoked or expires.
+    if not actor.user.is_active or (actor.token is not None and not actor.token.is_active()):
         return Scope.objects.none()
     scopes = Scope.objects.filter(memberships__user=actor.user, memberships__role__gte=minimum)
     if actor.token is not None and actor.token.scope_restricted:

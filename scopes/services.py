@@ -24,6 +24,7 @@ from scopes.access import (
 )
 from scopes.models import ApiToken, Membership, Role, Scope, ScopeKind, slug_validator
 from zeromemory.core.errors import Conflict, NotFound, ValidationFailed
+from zeromemory.core.secrets import refuse_secrets
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser
@@ -51,6 +52,7 @@ def scope_create(*, actor: Actor, name: str, slug: str, kind: str) -> Scope:
     require_account_access(actor)
     if kind not in (ScopeKind.TEAM, ScopeKind.PROJECT):
         raise ValidationFailed("kind", _("Kind must be team or project."))
+    refuse_secrets({"name": name, "slug": slug})
     _check_slug(slug)
     try:
         with transaction.atomic():
@@ -65,6 +67,7 @@ def scope_create(*, actor: Actor, name: str, slug: str, kind: str) -> Scope:
 
 
 def scope_update(*, scope: Scope, name: str | None = None, slug: str | None = None) -> Scope:
+    refuse_secrets({"name": name, "slug": slug})
     fields = []
     if name is not None:
         scope.name = name
@@ -195,6 +198,7 @@ def token_create(
     """Issue a token; its secret is returned here once and only its hash is kept."""
     require_write_access(actor)
     require_account_access(actor)
+    refuse_secrets({"name": name})
     if expires_at is not None and expires_at <= timezone.now():
         raise ValidationFailed("expires_at", _("The expiry must be in the future."))
     # A token never outlives the token that creates it.

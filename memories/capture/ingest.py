@@ -22,7 +22,6 @@ from django.utils.translation import gettext as _
 from memories.activity_logged import Logged, logs_read
 from memories.capture.service import new_claim
 from memories.capture.tasks import enqueue_extraction
-from memories.guard import redact_secrets
 from memories.models import ActivityOperation, Chunk, ChunkSource, ChunkStatus
 from memories.services.remember_input import personal_scope
 from scopes import access
@@ -30,6 +29,7 @@ from scopes.models import Scope
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import DomainError, NotFound, ValidationFailed
 from zeromemory.core.paging import Page, cursor_page
+from zeromemory.core.secrets import redact_secrets
 
 HASH_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,128}")
 
@@ -112,6 +112,12 @@ def chunk_ingest(*, actor: Actor, request: IngestInput) -> tuple[Ingested, Logge
     return ingested, Logged(scopes=[chunk.scope.public_id], results=results)
 
 
+def _redacted(value: str, found: list[str]) -> str:
+    value, kinds = redact_secrets(value)
+    found.extend(kinds)
+    return value
+
+
 def _ingest(actor: Actor, request: IngestInput) -> Ingested:
     access.require_write_access(actor)
     _check(request)
@@ -124,18 +130,23 @@ def _ingest(actor: Actor, request: IngestInput) -> Ingested:
     if existing is not None or request.probe:
         return Ingested(chunk=existing, duplicate=existing is not None)
     content, redactions = redact_secrets(request.content)
+    # The other free-text fields are shown by the chunk's answer, the Ingest page and the admin,
+    # and become provenance: a secret in them is redacted as in the content.
+    client = _redacted(request.client or actor.client_name, redactions)
+    conversation_id = _redacted(request.conversation_id, redactions)
+    source_path = _redacted(request.source_path, redactions)
     chunk = Chunk(
         user=actor.user,
         scope=scope,
         created_by_token=actor.token,
         source_kind=request.source_kind,
-        client=request.client or actor.client_name,
-        conversation_id=request.conversation_id,
-        source_path=request.source_path,
+        client=client,
+        conversation_id=conversation_id,
+        source_path=source_path,
         chunk_hash=digest,
         content=content,
         content_chars=len(content),
-        redactions=redactions,
+        redactions=sorted(set(redactions)),
         status=ChunkStatus.PENDING if settings.ANTHROPIC_API_KEY else ChunkStatus.WAITING_FOR_KEY,
     )
     claim = new_claim(chunk) if chunk.status == ChunkStatus.PENDING else ""

@@ -7,7 +7,9 @@ canonicalization uses.
    budget to the next UTC day; without a key, wait (`waiting_for_key`) without an attempt;
 3. one Messages API call outside any transaction, then the gates;
 4. every kept candidate through `remember()` (guard, dedup, language detection,
-   canonicalization) as the chunk's user, with the chunk and the evidence in provenance.
+   canonicalization) as the chunk's user, with the chunk and the evidence in provenance; one
+   that instructs agents or that its evidence does not support is held for review
+   (`suspicion.py`). A chunk whose token was revoked meanwhile is skipped before any call.
 
 A failure records the attempt and its error, and backs off (or fails at once when another
 attempt cannot help; the admin retries failed chunks). The sweeper re-claims what is due,
@@ -29,6 +31,7 @@ from django.utils import timezone
 from memories.canonical.service import backoff_seconds
 from memories.capture.extractor import extract_candidates
 from memories.capture.gates import apply_gates, has_enough_prose
+from memories.capture.suspicion import hold_reason
 from memories.models import AuthorKind, Chunk, ChunkStatus, SourceKind
 from memories.services.remember import RememberInput, memory_remember_many
 from zeromemory.core.actor import Actor, Surface
@@ -90,6 +93,15 @@ def chunk_extract(*, chunk_id: int, claim: str) -> str:
     chunk = _claim(chunk_id, claim)
     if chunk is None:
         return "not-claimed"
+    token = chunk.created_by_token
+    if token is not None and not token.is_active():  # what a revoked token sent writes nothing
+        _save(
+            chunk,
+            status=ChunkStatus.SKIPPED,
+            extracted_at=timezone.now(),
+            error="The token that sent this chunk was revoked or expired before extraction.",
+        )
+        return "token-inactive"
     if not has_enough_prose(chunk.content):
         _save(chunk, status=ChunkStatus.SKIPPED, extracted_at=timezone.now())
         return "skipped"
@@ -115,7 +127,7 @@ def chunk_extract(*, chunk_id: int, claim: str) -> str:
         status=ChunkStatus.EXTRACTED,
         extracted_at=timezone.now(),
         tokens_used=extraction.tokens,
-        kept=len(memory_ids),
+        kept=len(memory_ids) - dropped["held_for_review"],
         dropped=dict(dropped),
         memory_ids=memory_ids,
         error="",
@@ -146,6 +158,9 @@ def _remember(chunk: Chunk, kept: list, dropped: Counter) -> list[str]:
             author_kind=AuthorKind.CAPTURE,
             source_kind=SourceKind.EXTRACTION,
             chunk_id=chunk.id,
+            held_reason=hold_reason(
+                content=candidate.content, evidence=candidate.evidence, chunk_text=chunk.content
+            ),
         )
         for candidate in kept
     ]
@@ -155,6 +170,8 @@ def _remember(chunk: Chunk, kept: list, dropped: Counter) -> list[str]:
             dropped[item.error.code] += 1
         else:
             ids.append(item.result.memory.public_id)
+            if not item.result.memory.valid:
+                dropped["held_for_review"] += 1
     return list(dict.fromkeys(ids))
 
 

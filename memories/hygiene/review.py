@@ -29,8 +29,11 @@ from memories.services.lifecycle import locked, memory_forget, memory_restore, m
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import Conflict as ConflictError
 from zeromemory.core.errors import ValidationFailed
+from zeromemory.core.secrets import refuse_secrets
 
 ACTIONS = (*Resolution.values, "undo")
+# A challenge and a held memory (one memory, no pair): keep it, forget it (or leave it out), or
+# dismiss the item.
 CHALLENGE_ACTIONS = (Resolution.KEEP_BOTH, Resolution.FORGET_A, Resolution.DISMISS)
 # The side a supersession retires.
 _RETIRES = {Resolution.A_SUPERSEDES_B: "b", Resolution.B_SUPERSEDES_A: "a"}
@@ -93,7 +96,11 @@ def _apply(
     )
     who = actor or Actor(user=None)  # the rules act as nobody
     reason = _("Forgotten in hygiene review (%(id)s).") % {"id": conflict.public_id}
-    if resolution in (Resolution.FORGET_A, Resolution.FORGET_B):
+    if conflict.verdict == Relation.HELD:
+        # Keep brings the held memory in; forget and dismiss leave it out, as it is.
+        if resolution == Resolution.KEEP_BOTH:
+            action.kept = memory_restore(actor=who, memory=conflict.memory_a)
+    elif resolution in (Resolution.FORGET_A, Resolution.FORGET_B):
         retired = sides["a" if resolution == Resolution.FORGET_A else "b"]
         memory_forget(actor=who, memory=retired, reason=reason)
         action.retired = retired
@@ -158,6 +165,10 @@ def conflict_undo(*, actor: Actor, conflict: Conflict) -> Conflict:
             if not retired.valid:
                 memory_restore(actor=actor, memory=retired)
             return_provenance(moved=last.moved_provenance, to=retired)
+        elif conflict.verdict == Relation.HELD and last.kept_id is not None:
+            kept = Memory.objects.get(pk=last.kept_id)
+            if kept.valid:  # held back again, with the reason it was held for
+                memory_forget(actor=actor, memory=kept, reason=conflict.rationale)
         last.undone_at = timezone.now()
         last.undone_by = actor.user
         last.save(update_fields=["undone_at", "undone_by"])
@@ -175,9 +186,12 @@ def memory_challenge(*, actor: Actor, memory: Memory, reason: str) -> tuple[Conf
     challenger's reason is added to it (up to MAX_CHALLENGE_TEXT characters), and the memory's
     row lock makes concurrent challenges queue behind each other.
     """
-    reason = (reason or "").strip()
+    # One line: the gathered reasons are told apart by blank lines, so a reason cannot forge a
+    # later challenger's entry.
+    reason = " ".join((reason or "").split())
     if not reason:
         raise ValidationFailed("reason", _("Say why this memory is wrong."))
+    refuse_secrets({"reason": reason})
     with transaction.atomic():
         memory = locked(memory)
         if not memory.valid:

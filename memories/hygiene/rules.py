@@ -19,15 +19,10 @@ from datetime import datetime
 
 from django.conf import settings
 
-from memories.models import AuthorKind, Relation, Resolution
-from zeromemory.core.actor import AGENT_RANK, CAPTURE_RANK, HUMAN_RANK
+from memories.models import AUTHOR_RANKS as RANKS
+from memories.models import Relation, Resolution
+from zeromemory.core.actor import AGENT_RANK, CAPTURE_RANK
 
-RANKS = {
-    AuthorKind.HUMAN: HUMAN_RANK,
-    AuthorKind.AGENT: AGENT_RANK,
-    AuthorKind.WATCHER: CAPTURE_RANK,
-    AuthorKind.CAPTURE: CAPTURE_RANK,
-}
 PROTECTED_KINDS = frozenset({"decision", "convention", "gotcha", "preference"})
 NOTHING_TO_DO = frozenset({Relation.COMPLEMENTARY, Relation.UNRELATED})
 

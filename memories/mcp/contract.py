@@ -123,7 +123,8 @@ remember for that). Secrets in it are redacted before it is stored.
 
 - content: the text (at most 200,000 characters by default).
 - source_kind: transcript, document or history.
-- client, conversation_id, source_path: where it came from.
+- conversation_id, source_path: where it came from (the client is the one this connection \
+named when it connected).
 - chunk_hash: its sha256, to ask (with probe: true) whether the server already has it.
 - scope: a scope id from list_scopes; omit for your personal scope.
 

@@ -185,7 +185,6 @@ async def ingest(
     ctx: Context,
     content: Annotated[str | None, Field(max_length=settings.MAX_CHUNK_CHARS)] = None,
     source_kind: Annotated[str, Field(max_length=16)] = "transcript",
-    client: Annotated[str | None, Field(max_length=120)] = None,
     conversation_id: Annotated[str | None, Field(max_length=200)] = None,
     source_path: Annotated[str | None, Field(max_length=1000)] = None,
     chunk_hash: Annotated[str | None, Field(max_length=128)] = None,
@@ -195,7 +194,6 @@ async def ingest(
     request = IngestInput(
         content=content,
         source_kind=source_kind,
-        client=client or "",
         conversation_id=conversation_id or "",
         source_path=source_path or "",
         chunk_hash=chunk_hash or "",

@@ -6,12 +6,14 @@ why; restore sets it back.
 
 from memories.models.activity import ActivityLog, ActivityOperation, ActivityOutcome
 from memories.models.catalogue import (
+    AUTHOR_RANKS,
     EMBEDDING_DIMENSIONS,
     AuthorKind,
     MemoryKind,
     MemoryState,
     SourceKind,
     TranslationStatus,
+    authenticated_author_kind,
 )
 from memories.models.chunk import Chunk, ChunkSource, ChunkStatus
 from memories.models.conflict import (
@@ -26,6 +28,7 @@ from memories.models.memory import Memory
 from memories.models.records import IdempotencyRecord, MemoryVersion, MemoryWindow, Provenance
 
 __all__ = [
+    "AUTHOR_RANKS",
     "EMBEDDING_DIMENSIONS",
     "ActivityLog",
     "ActivityOperation",
@@ -49,4 +52,5 @@ __all__ = [
     "Resolution",
     "SourceKind",
     "TranslationStatus",
+    "authenticated_author_kind",
 ]

@@ -6,6 +6,8 @@ from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
+from zeromemory.core.actor import AGENT_RANK, CAPTURE_RANK, HUMAN_RANK, Actor, Surface
+
 EMBEDDING_DIMENSIONS = 384
 
 
@@ -40,6 +42,23 @@ class AuthorKind(models.TextChoices):
     AGENT = "agent", _("Agent")
     WATCHER = "watcher", _("Watcher")
     CAPTURE = "capture", _("Capture (extraction, import)")
+
+
+# The authority of each author kind, for hygiene's decisions and for what a writer may claim.
+AUTHOR_RANKS = {
+    AuthorKind.HUMAN: HUMAN_RANK,
+    AuthorKind.AGENT: AGENT_RANK,
+    AuthorKind.WATCHER: CAPTURE_RANK,
+    AuthorKind.CAPTURE: CAPTURE_RANK,
+}
+
+
+def authenticated_author_kind(actor: Actor) -> str:
+    """The authority a write has, from how its caller authenticated and never from a field it
+    sends: a session is a person, a token an agent, capture (extraction, import) is capture."""
+    if actor.surface == Surface.CAPTURE:
+        return AuthorKind.CAPTURE
+    return AuthorKind.HUMAN if actor.token is None else AuthorKind.AGENT
 
 
 class SourceKind(models.TextChoices):

@@ -20,7 +20,8 @@ from zeromemory.core.ids import new_public_id
 
 
 class Relation(models.TextChoices):
-    """The judge's verdict on a pair, or `challenge` for a memory an agent disputes."""
+    """The judge's verdict on a pair, `challenge` for a memory an agent disputes, or `held` for
+    an extracted memory capture held back for review (stored forgotten until an admin keeps it)."""
 
     DUPLICATE = "duplicate", _("Duplicate")
     A_SUPERSEDES_B = "a_supersedes_b", _("A supersedes B")
@@ -29,6 +30,7 @@ class Relation(models.TextChoices):
     COMPLEMENTARY = "complementary", _("Complementary")
     UNRELATED = "unrelated", _("Unrelated")
     CHALLENGE = "challenge", _("Challenged")
+    HELD = "held", _("Held from capture")
 
 
 class ConflictStatus(models.TextChoices):

@@ -11,12 +11,12 @@ from memories.canonical.language import detect_language
 from memories.canonical.service import new_claim
 from memories.canonical.tasks import enqueue_canonicalization
 from memories.embeddings import embed_contents
-from memories.guard import refuse_secrets
 from memories.kinds import kind_for_slug
 from memories.models import Memory, MemoryVersion, TranslationStatus
 from memories.services.common import clean_content, content_hash, save_windows
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import Conflict, ValidationFailed
+from zeromemory.core.secrets import refuse_secrets
 
 
 def locked(memory: Memory) -> Memory:
@@ -112,6 +112,7 @@ def memory_forget(*, actor: Actor, memory: Memory, reason: str) -> Memory:
     reason = (reason or "").strip()
     if not reason:
         raise ValidationFailed("reason", _("Say why this memory should be forgotten."))
+    refuse_secrets({"reason": reason})
     with transaction.atomic():
         memory = locked(memory)
         if not memory.valid:

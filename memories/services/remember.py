@@ -3,7 +3,8 @@
 In order: the content guard refuses secrets; validation (text, size, kind, writable scope);
 language detection; an identical valid memory in the scope absorbs the write (a provenance row,
 no new memory); otherwise embed, look for near duplicates (cosine >= 0.92), insert with provenance,
-and enqueue canonicalization on commit when the text is not English. A partial unique index on
+and enqueue canonicalization on commit when the text is not English. A memory capture holds for
+review is inserted forgotten, with an item in its scope's review queue. A partial unique index on
 (scope, content hash) among valid memories makes two racing identical writes one memory.
 
 There is one algorithm, for a batch (a single remember is a batch of one): each step is one query
@@ -18,6 +19,7 @@ from functools import partial
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from memories.activity_logged import logs_remember
@@ -25,10 +27,13 @@ from memories.canonical.service import new_claim
 from memories.canonical.tasks import enqueue_canonicalization
 from memories.embeddings import embed_contents
 from memories.models import (
+    Conflict,
+    ConflictStatus,
     IdempotencyRecord,
     Memory,
     MemoryWindow,
     Provenance,
+    Relation,
     TranslationStatus,
 )
 from memories.schemas import RememberOut, SimilarOut
@@ -101,7 +106,11 @@ def _replayed(answer: dict[str, Any]) -> RememberResult:
 
 
 def _new_memory(actor: Actor, prepared: Prepared) -> Memory:
+    held = prepared.request.held_reason
     return Memory(
+        valid=not held,
+        forgotten_at=timezone.now() if held else None,
+        forgotten_reason=held,
         scope=prepared.scope,
         kind_id=prepared.request.kind,
         content=prepared.content,
@@ -195,6 +204,17 @@ def _commit(
             provenance.append(_provenance_row(actor, item, memory, absorbed=absorbed))
             items[index].result = result
         Provenance.objects.bulk_create(provenance)
+        Conflict.objects.bulk_create(
+            Conflict(
+                scope=memory.scope,
+                memory_a=memory,
+                status=ConflictStatus.OPEN,
+                verdict=Relation.HELD,
+                rationale=fresh[index].request.held_reason,
+            )
+            for index, memory in created.items()
+            if fresh[index].request.held_reason
+        )
         if stale:
             IdempotencyRecord.objects.filter(id__in=stale).delete()
         IdempotencyRecord.objects.bulk_create(

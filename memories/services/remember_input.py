@@ -12,14 +12,20 @@ from django.utils.translation import gettext as _
 
 from memories.canonical.language import detect_language
 from memories.embeddings import Embedded
-from memories.guard import refuse_secrets
 from memories.kinds import kind_for_slug
-from memories.models import AuthorKind, SourceKind, TranslationStatus
+from memories.models import (
+    AUTHOR_RANKS,
+    AuthorKind,
+    SourceKind,
+    TranslationStatus,
+    authenticated_author_kind,
+)
 from memories.services.common import clean_content, content_hash
 from scopes import access
 from scopes.models import Scope, ScopeKind
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import DomainError, ValidationFailed
+from zeromemory.core.secrets import refuse_secrets
 
 
 @dataclass(frozen=True)
@@ -36,6 +42,8 @@ class RememberInput:
     author_kind: str | None = None
     source_kind: str = SourceKind.REMEMBER
     chunk_id: int | None = None  # the captured chunk an extraction took this memory from
+    # Capture's reason to hold the memory for review: it is stored forgotten, with a review item.
+    held_reason: str = ""
 
 
 @dataclass
@@ -99,6 +107,26 @@ def scope_for(actor: Actor, request: RememberInput, cache: dict) -> Scope:
     return found
 
 
+def _author_kind(actor: Actor, asked: str | None) -> str:
+    """The author kind a write is stored with: the caller's own authority, or a lower one it
+    asks for (an import of notes an agent wrote may say `capture`), never a higher one."""
+    own = authenticated_author_kind(actor)
+    if asked is None:
+        return own
+    if asked not in AuthorKind.values:
+        raise ValidationFailed("author_kind", _("Unknown author kind."))
+    if AUTHOR_RANKS[asked] > AUTHOR_RANKS[own]:
+        raise ValidationFailed(
+            "author_kind",
+            _(
+                "Authority comes from how you signed in: this write is by %(own)s and cannot "
+                "claim to be by %(asked)s."
+            )
+            % {"own": own, "asked": asked},
+        )
+    return asked
+
+
 def prepare(actor: Actor, request: RememberInput, scope: Scope) -> Prepared:
     refuse_secrets(
         {
@@ -106,14 +134,13 @@ def prepare(actor: Actor, request: RememberInput, scope: Scope) -> Prepared:
             "verbatim": request.verbatim,
             "conversation_id": request.conversation_id,
             "source_path": request.source_path,
+            "idempotency_key": request.idempotency_key,
         }
     )
     content = clean_content(request.content)
     kind_for_slug(request.kind)
-    if request.author_kind is not None and request.author_kind not in AuthorKind.values:
-        raise ValidationFailed("author_kind", _("Unknown author kind."))
+    author_kind = _author_kind(actor, request.author_kind)
     decision = detect_language(content)
-    default_author = AuthorKind.HUMAN if actor.token is None else AuthorKind.AGENT
     return Prepared(
         request=request,
         scope=scope,
@@ -124,5 +151,5 @@ def prepare(actor: Actor, request: RememberInput, scope: Scope) -> Prepared:
         status=TranslationStatus.PENDING
         if decision.needs_translation
         else TranslationStatus.SKIPPED,
-        author_kind=request.author_kind or default_author,
+        author_kind=author_kind,
     )

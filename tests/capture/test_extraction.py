@@ -98,10 +98,10 @@ def test_at_most_ten_per_chunk_the_most_confident_first(fake_anthropic, extract)
     words = EVIDENCE.split()
     proposed = [
         candidate(
-            f"Rule number {n} about Stripe handlers.",
+            f"Rule number {n}: never call Stripe inside a request handler.",
             "convention",
             0.7 + n / 100,
-            " ".join(words[: 2 + n % 5]),
+            " ".join(words[: 5 + n % 4]),
         )
         for n in range(12)
     ]
@@ -110,13 +110,14 @@ def test_at_most_ten_per_chunk_the_most_confident_first(fake_anthropic, extract)
     chunk.refresh_from_db()
     assert (chunk.kept, chunk.dropped) == (10, {"over_cap": 2})
     kept = set(Memory.objects.values_list("content", flat=True))
-    assert "Rule number 0 about Stripe handlers." not in kept
-    assert "Rule number 11 about Stripe handlers." in kept
+    assert "Rule number 0: never call Stripe inside a request handler." not in kept
+    assert "Rule number 11: never call Stripe inside a request handler." in kept
 
 
 def test_evidence_is_found_across_line_breaks_and_spacing(fake_anthropic, extract):
     text = "user: From now on we\n   never call Stripe inside\n a request handler, ever."
-    fake_anthropic.script(memories_answer([DECISION]))
+    decision = dict(DECISION, content="The shop never calls Stripe inside a request handler.")
+    fake_anthropic.script(memories_answer([decision]))
     chunk = extract(text)
     chunk.refresh_from_db()
     assert chunk.kept == 1
