@@ -32,6 +32,7 @@ from zeromemory.core.errors import DomainError
 from zeromemory.core.metrics import observe_operation
 from zeromemory.core.outage import unavailable
 from zeromemory.core.paging import Page, cursor_page
+from zeromemory.core.secrets import redact_secrets
 
 logger = logging.getLogger(__name__)
 
@@ -105,7 +106,8 @@ def log_failure(
     scopes: Sequence[str] = (),
     options: dict[str, Any] | None = None,
 ) -> None:
-    """Record a refused or failed call (bad input, a foreign scope, a server error)."""
+    """Record a refused or failed call (bad input, a foreign scope, a server error). A query is
+    refused when it holds a secret, so only here can one arrive: the row keeps it redacted."""
     if not isinstance(scopes, list | tuple):
         scopes = ()
     if not isinstance(error, DomainError) and _transaction_broken():
@@ -113,7 +115,7 @@ def log_failure(
     log_activity(
         actor=actor,
         operation=operation,
-        query=query if isinstance(query, str) else "",
+        query=redact_secrets(query)[0] if isinstance(query, str) else "",
         scopes=[s for s in scopes if isinstance(s, str)],
         options=options,
         latency_ms=elapsed_ms(started),

@@ -12,6 +12,7 @@ from memories.kinds import kind_for_slug
 from scopes import access
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import NotFound, ValidationFailed
+from zeromemory.core.secrets import refuse_secrets
 
 MAX_K = 50
 DEFAULT_K = 10
@@ -73,6 +74,7 @@ def validate_query(query: object, *, field_name: str = "query") -> str:
         query.encode("utf-8")
     except UnicodeEncodeError:
         raise ValidationFailed(field_name, _("The query is not valid UTF-8 text.")) from None
+    refuse_secrets({field_name: query})  # the activity log would keep it
     return query
 
 

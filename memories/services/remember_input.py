@@ -134,6 +134,7 @@ def prepare(actor: Actor, request: RememberInput, scope: Scope) -> Prepared:
             "verbatim": request.verbatim,
             "conversation_id": request.conversation_id,
             "source_path": request.source_path,
+            "chunk_hash": request.chunk_hash,
             "idempotency_key": request.idempotency_key,
         }
     )
