@@ -154,8 +154,8 @@ if TESTING:
 # username, or from one address, that username or address is locked out for
 # ZM_LOGIN_LOCKOUT_MINUTES; a success clears only that username's failures from that address
 # (zeromemory.lockout), and staff unlock at once in the admin (Axes › Access attempts: delete the
-# rows). Behind N reverse proxies set ZM_PROXY_COUNT=N so the
-# client's address is read from X-Forwarded-For; otherwise that header is ignored (it is spoofable).
+# rows). Behind N reverse proxies set ZM_PROXY_COUNT=N so the client's address is read from
+# X-Forwarded-For; otherwise that header is ignored (it is spoofable).
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",

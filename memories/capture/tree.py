@@ -47,10 +47,9 @@ class TreeWalk:
         try:
             real = path.resolve()
         except RuntimeError:  # a cycle of links (before Python 3.13; later, a path to nothing)
-            real = None
-        if real is None:
             self.skipped.append((path, LOOP))
-        elif not real.is_relative_to(self.root):
+            return
+        if not real.is_relative_to(self.root):
             self.skipped.append((path, OUTSIDE.format(target=real, root=self.root)))
         elif not real.exists():
             self.skipped.append((path, BROKEN))

@@ -150,7 +150,12 @@ def test_health_and_readiness_do_not_echo_the_database_error():
     url = f"postgres://zm_probe_user:hunter2-pw@127.0.0.1:{port}/zm_probe_db"
     env = dict(child_env(ZM_TESTING="true"), DATABASE_URL=url)
     done = subprocess.run(
-        [sys.executable, "-c", PROBES], cwd=BASE_DIR, env=env, capture_output=True, text=True
+        [sys.executable, "-c", PROBES],
+        cwd=BASE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 0, done.stderr
     answers = json.loads(done.stdout.strip().splitlines()[-1])

@@ -9,6 +9,7 @@ would be written and what was imported before, and writes nothing.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
@@ -30,21 +31,23 @@ def _kind(path: Path, tool: str | None) -> str | None:
     return tool or source_tool_for(path.as_posix())
 
 
-def _files(paths: list[str], tool: str | None, write) -> list[tuple[Found, str]]:
+def _files(
+    paths: list[str], tool: str | None, write: Callable[[str], None]
+) -> list[tuple[Found, str]]:
     found = []
     for raw in paths:
         path = Path(raw)
         if not path.exists():
             raise CommandError(f"{raw}: no such file or directory")
         if not path.is_dir():
-            found.append((Found(path, path), _kind(path, tool)))
+            found.append(Found(path, path))
             continue
         walk = TreeWalk(path, wanted=lambda candidate: _kind(candidate, tool) is not None)
         walk.add(path)
         for skipped, reason in walk.skipped:
             write(f"skipped {skipped}: {reason}")
-        found += [(file, _kind(file.path, tool)) for file in walk.found]
-    return [(file, kind) for file, kind in found if kind is not None]
+        found += walk.found
+    return [(file, kind) for file in found if (kind := _kind(file.path, tool)) is not None]
 
 
 class Command(BaseCommand):
