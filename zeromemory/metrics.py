@@ -47,7 +47,10 @@ def _authorized(request: HttpRequest) -> bool:
     if not expected:
         return True
     scheme, _, given = request.headers.get("Authorization", "").partition(" ")
-    return scheme.lower() == "bearer" and hmac.compare_digest(given.strip(), expected)
+    # Compared as bytes: compare_digest refuses str with non-ASCII characters (a TypeError).
+    return scheme.lower() == "bearer" and hmac.compare_digest(
+        given.strip().encode("utf-8", "surrogatepass"), expected.encode("utf-8", "surrogatepass")
+    )
 
 
 @never_cache

@@ -152,9 +152,10 @@ if TESTING:
 
 # Sign-in throttling (django-axes): after ZM_LOGIN_FAILURE_LIMIT wrong passwords for one
 # username, or from one address, that username or address is locked out for
-# ZM_LOGIN_LOCKOUT_MINUTES; a success resets the count, and staff unlock at once in the admin
-# (Axes › Access attempts: delete the rows). Behind N reverse proxies set ZM_PROXY_COUNT=N so the
-# client's address is read from X-Forwarded-For; otherwise that header is ignored (it is spoofable).
+# ZM_LOGIN_LOCKOUT_MINUTES; a success clears only that username's failures from that address
+# (zeromemory.lockout), and staff unlock at once in the admin (Axes › Access attempts: delete the
+# rows). Behind N reverse proxies set ZM_PROXY_COUNT=N so the client's address is read from
+# X-Forwarded-For; otherwise that header is ignored (it is spoofable).
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
@@ -164,6 +165,7 @@ LOGIN_LOCKOUT_MINUTES = env_int("ZM_LOGIN_LOCKOUT_MINUTES", 15, minimum=1)
 AXES_COOLOFF_TIME = timedelta(minutes=LOGIN_LOCKOUT_MINUTES)
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
 AXES_RESET_ON_SUCCESS = True
+AXES_HANDLER = "zeromemory.lockout.SignInLockout"
 AXES_LOCKOUT_CALLABLE = "dashboard.views.account.locked_out"
 AXES_VERBOSE = False
 PROXY_COUNT = env_int("ZM_PROXY_COUNT", 0)

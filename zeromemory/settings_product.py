@@ -36,6 +36,8 @@ CANONICAL_MERGE_SIMILARITY = 0.97
 
 # Capture: chunks of transcripts, documents and history, extracted into memories in the background.
 MAX_CHUNK_CHARS = env_int("ZM_MAX_CHUNK_CHARS", 200_000, minimum=1000)
+# Pieces one imported file may hold (each is a remember); more is refused before any is written.
+IMPORT_MAX_PIECES = env_int("ZM_IMPORT_MAX_PIECES", 200, minimum=1)
 EXTRACTOR_MODEL = env_str("ZM_EXTRACTOR_MODEL", "claude-haiku-4-5")
 EXTRACTOR_TIMEOUT_SECONDS = env_int("ZM_EXTRACTOR_TIMEOUT", 120, minimum=1)
 EXTRACTION_MAX_ATTEMPTS = env_int("ZM_EXTRACTION_MAX_ATTEMPTS", 6, minimum=1)

@@ -2,7 +2,8 @@
 
 Documents are README*.md at the top and docs/**/*.md, split on paragraph boundaries at about
 24,000 characters; history is `git log -n 300`, at most 100 commits a chunk. Each chunk goes
-through ingest (so the ledger makes a second bootstrap a no-op).
+through ingest (so the ledger makes a second bootstrap a no-op). No document is read through a
+link that leads out of the repository (`memories.capture.tree`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from memories.capture.tree import Found, TreeWalk
 from memories.models import ChunkSource
 
 DOCUMENT_CHARS = 24_000
@@ -49,15 +51,19 @@ def split_paragraphs(text: str, *, limit: int = DOCUMENT_CHARS) -> list[str]:
     return [piece for piece in pieces if piece.strip()]
 
 
-def document_files(repo: Path) -> list[Path]:
-    found = sorted(repo.glob("README*.md")) + sorted((repo / "docs").rglob("*.md"))
-    return [path for path in found if path.is_file()]
+def document_files(repo: Path) -> TreeWalk:
+    walk = TreeWalk(repo, wanted=lambda path: path.suffix == ".md")
+    for readme in sorted(repo.glob("README*.md")):
+        walk.add(readme)
+    if (repo / "docs").exists() or (repo / "docs").is_symlink():
+        walk.add(repo / "docs")
+    return walk
 
 
-def documents(repo: Path) -> Iterator[RepoChunk]:
-    for path in document_files(repo):
-        text = path.read_text(encoding="utf-8", errors="replace")
-        relative = path.relative_to(repo).as_posix()
+def documents(repo: Path, found: list[Found]) -> Iterator[RepoChunk]:
+    for document in found:
+        text = document.real.read_text(encoding="utf-8", errors="replace")
+        relative = document.path.relative_to(repo).as_posix()
         for piece in split_paragraphs(text):
             yield RepoChunk(ChunkSource.DOCUMENT, relative, piece)
 

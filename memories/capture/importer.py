@@ -16,6 +16,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.utils.translation import gettext as _
 
 from memories.models import AuthorKind, SourceKind
@@ -94,15 +95,25 @@ def _claude_memory(text: str, path: str) -> list[Piece]:
 
 
 def pieces_of(*, source_tool: str, source_path: str, content: str) -> list[Piece]:
+    """The pieces of one file; more than ZM_IMPORT_MAX_PIECES are refused before any is
+    written (each is a remember: a long file of short sections would hold the request)."""
     if source_tool not in SOURCE_TOOLS:
         raise ValidationFailed(
             "source_tool", _("Use claude-md, agents-md, cursor-rules or claude-memory.")
         )
     if source_tool in ("claude-md", "agents-md"):
-        return _sections(content)
-    if source_tool == "cursor-rules":
-        return _cursor_rule(content, source_path)
-    return _claude_memory(content, source_path)
+        pieces = _sections(content)
+    elif source_tool == "cursor-rules":
+        pieces = _cursor_rule(content, source_path)
+    else:
+        pieces = _claude_memory(content, source_path)
+    if len(pieces) > settings.IMPORT_MAX_PIECES:
+        raise ValidationFailed(
+            "content",
+            _("This file holds %(n)d pieces; one import takes at most %(max)d. Split it.")
+            % {"n": len(pieces), "max": settings.IMPORT_MAX_PIECES},
+        )
+    return pieces
 
 
 def _scope_key(actor: Actor, scope: str | None) -> str:

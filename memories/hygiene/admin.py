@@ -141,15 +141,27 @@ class ConflictAdmin(admin.ModelAdmin):
 
     @admin.action(description=_("Keep both memories of the selected open conflicts"))
     def keep_both(self, request, queryset) -> None:
-        kept = 0
-        for conflict in queryset.filter(status=ConflictStatus.OPEN):
-            review.conflict_resolve(actor=_staff(request), conflict=conflict, action="keep_both")
-            kept += 1
+        kept, skipped = 0, []
+        for conflict in queryset:
+            try:  # the service checks under the row's lock that it is (still) open
+                review.conflict_resolve(
+                    actor=_staff(request), conflict=conflict, action="keep_both"
+                )
+            except DomainError as exc:
+                skipped.append(f"{conflict.public_id}: {exc.message}")
+            else:
+                kept += 1
         self.message_user(
             request,
             ngettext("%(n)d conflict kept both.", "%(n)d conflicts kept both.", kept) % {"n": kept},
             messages.SUCCESS,
         )
+        if skipped:
+            self.message_user(
+                request,
+                _("Skipped %(why)s") % {"why": " ".join(skipped)},
+                messages.WARNING,
+            )
 
     @admin.action(description=_("Judge the selected failed pairs again"))
     def retry_judging(self, request, queryset) -> None:

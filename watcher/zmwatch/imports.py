@@ -23,21 +23,33 @@ def _claude_memory_dir(project: Path, home: Path) -> Path:
     return home / ".claude" / "projects" / folder_name(str(project)) / "memory"
 
 
-def agent_files(project: Path, home: Path) -> list[tuple[str, Path]]:
+def agent_files(project: Path, home: Path) -> list[tuple[str, Path, Path]]:
+    """(source tool, file, the folder the file must resolve inside)."""
     found = [
-        (tool, project / name)
+        (tool, project / name, project)
         for tool, name in (("claude-md", "CLAUDE.md"), ("agents-md", "AGENTS.md"))
         if (project / name).is_file()
     ]
     found += [
-        ("cursor-rules", rule) for rule in sorted((project / ".cursor" / "rules").rglob("*.mdc"))
+        ("cursor-rules", rule, project)
+        for rule in sorted((project / ".cursor" / "rules").rglob("*.mdc"))
     ]
+    memory_dir = _claude_memory_dir(project, home)
     found += [
-        ("claude-memory", memory)
-        for memory in sorted(_claude_memory_dir(project, home).glob("*.md"))
+        ("claude-memory", memory, memory_dir)
+        for memory in sorted(memory_dir.glob("*.md"))
         if memory.name != "MEMORY.md"  # the index of the others
     ]
     return found
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    """Whether the file resolves inside its folder. A project's links are its author's choice:
+    CLAUDE.md → ~/.aws/credentials must not be sent to a team scope."""
+    try:
+        return path.resolve().is_relative_to(folder.resolve())
+    except RuntimeError:  # a cycle of links (before Python 3.13)
+        return False
 
 
 def known_projects(config: Config, state: State, home: Path) -> list[Path]:
@@ -63,7 +75,10 @@ def import_projects(*, client: Client, config: Config, projects: list[Path], hom
         if not consent.allowed(consent.project_of(str(project)), config):
             print(f"{project}: not captured (no allowlist entry or .zero-memory-allow), skipped")
             continue
-        for tool, path in agent_files(project, home):
+        for tool, path, folder in agent_files(project, home):
+            if not _inside(path, folder):
+                print(f"{path}: a link that leads out of {folder}, skipped")
+                continue
             content = path.read_text(encoding="utf-8", errors="replace")
             if not content.strip():
                 continue

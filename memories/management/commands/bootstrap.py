@@ -1,5 +1,6 @@
 """`manage.py bootstrap REPO --user NAME`: a repository's documents and history through ingest,
-with a progress bar; `--dry-run` asks the ledger and prints what is new."""
+with a progress bar; `--dry-run` asks the ledger and prints what is new. A document reached
+through a link out of the repository is skipped, and the skip printed with its reason."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from memories.capture.bootstrap import documents, history
+from memories.capture.bootstrap import document_files, documents, history
 from memories.capture.ingest import IngestInput, chunk_ingest
 from zeromemory.core.actor import Actor, Surface
 from zeromemory.core.errors import DomainError
@@ -36,7 +37,12 @@ class Command(BaseCommand):
         if account is None:
             raise CommandError(f"No active user named {user}.")
         actor = Actor(user=account, surface=Surface.CAPTURE, client_name="bootstrap")
-        chunks = [] if history_only else list(documents(root))
+        chunks = []
+        if not history_only:
+            walk = document_files(root)
+            for path, reason in walk.skipped:
+                self.stdout.write(f"skipped {path.relative_to(root).as_posix()}: {reason}")
+            chunks += documents(root, walk.found)
         if not docs_only and (root / ".git").exists():
             chunks += list(history(root))
         new = known = 0
