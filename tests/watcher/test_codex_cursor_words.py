@@ -16,6 +16,7 @@ def test_codex_keeps_words_starting_with_a_tag_and_only_the_request_of_the_ide_p
         "assistant: The form re-mounts the button on submit; keeping its key stable keeps the "
         "focus.",
         "user: why does the docker build fail?",
+        "user: the chart's y axis is upside down",  # the image's tags around it left out
         "assistant: The Dockerfile copies package-lock.json, which is not committed.",
     ]
     assert None not in read_entries(codex, TRANSCRIPTS / "codex-words.jsonl")
@@ -57,3 +58,9 @@ def test_a_cursor_subagent_transcript_is_left_out(tmp_path):
     entry = {"role": "user", "message": {"content": [{"type": "text", "text": "Run ls."}]}}
     assert cursor.reader(path).turns(entry) == []
     assert cursor.reader(path.parent.parent / "c-1.jsonl").turns(entry) == ["user: Run ls."]
+
+
+def test_cursor_takes_its_redacted_markers_off_both_ends_of_a_turn():
+    text = "[REDACTED]\n\nThe build needs Node 22.\n\n[REDACTED]"
+    entry = {"role": "assistant", "message": {"content": [{"type": "text", "text": text}]}}
+    assert cursor.Reader().turns(entry) == ["assistant: The build needs Node 22."]

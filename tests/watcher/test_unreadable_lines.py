@@ -7,6 +7,8 @@ a turn longer than the cap arrives as its head and tail."""
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 from tests.watcher.support import claude_line, stored_chunks
 
@@ -107,3 +109,15 @@ def test_a_turn_longer_than_the_cap_keeps_its_head_and_tail(home, watch):
     assert "user: HEAD log line 0" in text and text.endswith("log line 29999\n TAIL")
     assert "log line 15000\n" not in text
     assert len(chunks) <= 6  # 4,000 characters in chunks of 1,000, not 300 chunks
+
+
+def test_a_transcript_whose_file_name_is_not_utf8_is_delivered(home, watch):
+    folder = home.claude_folder()
+    folder.mkdir(parents=True)
+    transcript = Path(os.fsdecode(bytes(folder) + b"/s-caf\xe9.jsonl"))
+    transcript.write_text(claude_line("user", "the name is latin-1", cwd=home.project))
+    done = watch().run("run", "--once")
+    assert done.returncode == 0, done.stderr
+    [chunk] = stored_chunks()
+    assert chunk.content == "user: the name is latin-1"
+    assert chunk.source_path.endswith("/s-caf\ufffd.jsonl")

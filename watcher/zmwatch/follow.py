@@ -52,6 +52,7 @@ class Followed:
     last_line_at: float = field(default_factory=time.monotonic)
     entries: int = 0  # entries read since the start (or the restart) of this process
     unknown: int = 0  # of which of a kind the adapter does not know
+    warned: bool = False  # the log said this transcript's format looks unknown
 
 
 class Follower:
@@ -167,6 +168,7 @@ class Follower:
         followed.chunker.carry = ""
         followed.reader = followed.adapter.reader(followed.path)
         followed.entries = followed.unknown = 0
+        followed.warned = False
         return followed
 
     def _read(self, followed: Followed) -> bool:
@@ -222,12 +224,11 @@ class Follower:
 
     def _check_format(self, followed: Followed) -> None:
         """Most entries of kinds the adapter does not know: a format it was not written for.
-        Said in the log once, and in `zm-watch status` while it lasts."""
+        Said in the log once a run, and in `zm-watch status` while it lasts."""
         unknown, seen = followed.unknown, followed.entries
         verdict = [unknown, seen] if seen >= FORMAT_CHECK_AFTER and unknown * 2 > seen else None
-        key = str(followed.path)
-        record = self.state.record(key) or {}
-        if verdict and not record.get("unknown_format"):
+        if verdict and not followed.warned:
+            followed.warned = True
             log.warning(
                 "%s: %d of %d entries are of kinds the %s reader does not know (a new format "
                 "version?); their text is not sent",
@@ -236,4 +237,4 @@ class Follower:
                 seen,
                 followed.adapter.NAME,
             )
-        self.state.format_checked(key, verdict)
+        self.state.format_checked(str(followed.path), verdict)

@@ -109,7 +109,9 @@ class Reader:
         if kind not in _KNOWN or not isinstance(payload, dict):
             return None
         if kind == "session_meta":
-            self.subagent = is_subagent(payload.get("source"))
+            self.subagent = is_subagent(payload.get("source")) or is_subagent(
+                payload.get("thread_source")
+            )
             return []
         if kind != "response_item":
             return []

@@ -15,8 +15,10 @@ HEAD_LINES = 200  # how far into a transcript its working directory is looked fo
 # Claude Code's own reader strips it), a byte-order mark, the CR of a CRLF.
 _PADDING = " \t\r\n\x00\ufeff"
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-# One element, `<tag …>…</tag>`, with the lowercase name agents give the context they inject.
+# One element, `<tag …>…</tag>`, with the lowercase name agents give the context they inject,
+# or one tag alone (Codex puts an image between `<image name=…>` and `</image>` blocks).
 _ELEMENT = re.compile(r"\s*<([a-z][a-z0-9_-]*)(?:\s[^>]*)?>.*?</\1>\s*", re.S)
+_TAG = re.compile(r"\s*</?[a-z][a-z0-9_-]*(?:\s[^>]*)?>\s*")
 
 # What a reader answers for one entry: the turns it keeps ([] for an entry of a known kind
 # that holds nothing to send), or None for an entry it does not recognise.
@@ -64,6 +66,8 @@ def only_elements(text: str) -> bool:
     the user's name (a user's own words starting with `<`, like `<Button> loses focus`, are
     not)."""
     rest = text.strip()
+    if _TAG.fullmatch(rest):
+        return True
     while rest:
         match = _ELEMENT.match(rest)
         if match is None:

@@ -32,7 +32,7 @@ from zmwatch.adapters.common import (
 NAME = "cursor"
 _QUERY = re.compile(r"<user_query>(.*?)</user_query>", re.S)
 _TIMESTAMP = re.compile(r"<timestamp>.*?</timestamp>", re.S)
-_REDACTED = re.compile(r"(?:\s*\[REDACTED\])+\s*$")
+_REDACTED = re.compile(r"^(?:\s*\[REDACTED\])+|(?:\s*\[REDACTED\])+\s*$")
 _CONTROL = frozenset({"turn_ended"})  # entries without a role that hold nothing to send
 
 
