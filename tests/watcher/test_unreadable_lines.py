@@ -72,11 +72,11 @@ def test_bad_lines_are_read_or_skipped_and_everything_else_arrives_in_one_pass(h
     status = watcher.run("status").stdout
     size = transcript.stat().st_size
     assert f"{transcript}: offset {size} of {size} bytes" in status
-    assert f"1 line(s) not JSON, skipped (the last at byte {position})" in status
+    assert f"1 unreadable line(s) skipped (the last at byte {position})" in status
     assert f"skipped a line that is not JSON at byte {position}" in done.stderr
     again = watcher.run("run", "--once")  # nothing new: nothing sent, nothing counted twice
     assert again.returncode == 0 and len(stored_chunks()) == 3
-    assert "1 line(s) not JSON" in watcher.run("status").stdout
+    assert "1 unreadable line(s)" in watcher.run("status").stdout
 
 
 def test_a_transcript_of_an_unknown_format_is_reported(home, watch):

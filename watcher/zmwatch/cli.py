@@ -57,7 +57,7 @@ def _status(env: dict[str, str]) -> int:
         if record.get("unreadable"):
             where = ", ".join(str(position) for position in record["unreadable_at"])
             print(
-                f"    {record['unreadable']} line(s) not JSON, skipped (the last at byte {where})"
+                f"    {record['unreadable']} unreadable line(s) skipped (the last at byte {where})"
             )
         if record.get("unknown_format"):
             unknown, seen = record["unknown_format"]

@@ -189,7 +189,7 @@ class Follower:
             texts = self._turns(followed, raw, start, unreadable)
             if texts:
                 limit = self.config.max_turn_chars
-                text = "\n\n".join(capped(text, limit) for text in texts)
+                text = "\n\n".join(capped(turn, limit) for turn in texts)
                 followed.lines.append(Line(text, start, offset))
         followed.position = offset
         if unreadable:
@@ -197,7 +197,9 @@ class Follower:
         self._check_format(followed)
         return bool(complete)
 
-    def _turns(self, followed: Followed, raw: bytes, start: int, unreadable: list[int]) -> list:
+    def _turns(
+        self, followed: Followed, raw: bytes, start: int, unreadable: list[int]
+    ) -> list[str]:
         """The turns of one line; a line that is not JSON (or that its reader cannot take) is
         noted in `unreadable`."""
         if not raw.strip(b" \t\r\n\x00"):

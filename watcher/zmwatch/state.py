@@ -48,8 +48,9 @@ class State:
         self.save()
 
     def unreadable(self, path: str, positions: list[int]) -> None:
-        """Lines at these byte offsets were skipped: they are not JSON. (A line read again after
-        a restart, at or before the last position noted, is not counted twice.)"""
+        """Lines at these byte offsets were skipped: not JSON, or not readable by the adapter.
+        (A line read again after a restart, at or before the last position noted, is not
+        counted twice.)"""
         record = self.files[path]
         noted = record.get("unreadable_at", [])
         new = [position for position in positions if not noted or position > noted[-1]]

@@ -22,7 +22,14 @@ from zmwatch.adapters.claude_words import (
     prompt_words,
     tool_result_words,
 )
-from zmwatch.adapters.common import Context, Turns, head_entries, in_subagent_folder, turn
+from zmwatch.adapters.common import (
+    Context,
+    Turns,
+    head_entries,
+    in_subagent_folder,
+    text_of,
+    turn,
+)
 
 NAME = "claude-code"
 # Entry kinds that hold nothing to send: bookkeeping, progress, titles, hook summaries.
@@ -94,9 +101,8 @@ class Reader:
             attachment = entry.get("attachment")
             if not isinstance(attachment, dict):
                 return None
-            if attachment.get("type") == "queued_command" and attachment.get(
-                "commandMode", "prompt"
-            ) in ("prompt", None):
+            queued = attachment.get("type") == "queued_command"
+            if queued and attachment.get("commandMode") in ("prompt", None):
                 return self._queued(attachment.get("prompt"))
             return []
         message = entry.get("message")
@@ -116,10 +122,7 @@ class Reader:
         return self._assistant(content)
 
     def _queued(self, content: Any) -> list[str]:
-        text = content if isinstance(content, str) else ""
-        if isinstance(content, list):
-            text = "\n\n".join(b.get("text", "") for b in content if isinstance(b, dict))
-        words = prompt_words(text)
+        words = prompt_words(text_of(content))
         if words is None:
             return []
         if words[0] in self.queued:

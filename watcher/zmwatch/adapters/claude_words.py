@@ -51,20 +51,23 @@ def prompt_words(text: str) -> Words:
 
 def answers(text: str, result: Any) -> list[str]:
     """The answers a person chose for the agent's questions (AskUserQuestion), each after its
-    question."""
+    question: from the structured result, else from the tool result's text."""
     chosen = result.get("answers") if isinstance(result, dict) else None
-    if isinstance(chosen, dict) and chosen:
+    if isinstance(chosen, dict):
         pairs = [(str(question), str(answer)) for question, answer in chosen.items()]
-    else:
+    elif text.startswith(_ANSWERED):
         pairs = _ANSWER_PAIR.findall(text[len(_ANSWERED) :])
+    else:
+        pairs = []
     return [f"{question} → {answer}" for question, answer in pairs]
 
 
 def tool_result_words(block: dict[str, Any], result: Any) -> list[tuple[str, str]]:
     """What the person said inside one tool result, as (words, source) pairs."""
     text = text_of(block.get("content")).strip()
-    if text.startswith(_ANSWERED):
-        return [(answer, "answer") for answer in answers(text, result)]
+    chosen = answers(text, result)
+    if chosen:
+        return [(answer, "answer") for answer in chosen]
     if _FEEDBACK in text:
         return [(text.split(_FEEDBACK, 1)[1], "rejected the tool call")]
     return []

@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from zmwatch.adapters.common import Context, Turns, head_entries, only_elements, turn
+from zmwatch.adapters.common import Context, Turns, head_entries, only_elements, text_of, turn
 
 NAME = "codex"
 _KNOWN = frozenset(
@@ -47,6 +47,7 @@ _RESPONSE_ITEMS = frozenset(
         "compaction",
     }
 )
+_TEXT_BLOCKS = ("input_text", "output_text")
 _IDE_CONTEXT = "# Context from my IDE setup:"
 _IDE_REQUEST = "## My request for Codex:"
 
@@ -122,12 +123,7 @@ class Reader:
             return []
         found = []
         for block in payload.get("content") or []:
-            if not isinstance(block, dict) or block.get("type") not in (
-                "input_text",
-                "output_text",
-            ):
-                continue
-            text = block.get("text")
-            if isinstance(text, str):
+            if isinstance(block, dict) and block.get("type") in _TEXT_BLOCKS:
+                text = text_of([block])
                 found += turn(role, user_words(text) if role == "user" else text)
         return found
