@@ -20,7 +20,8 @@ def test_a_session_keeps_the_persons_words_and_leaves_out_the_noise():
     assert read_turns(claude_code, TRANSCRIPTS / "claude-code-words.jsonl") == [
         "user (/review): focus on billing/webhooks.py; we never log card numbers",
         "assistant: I will read the webhook handler first.",
-        "user (answer): Which queue should the webhooks use? → billing_events",
+        "user (answer): Which queue should the webhooks use? → billing_events "
+        "(notes: one queue per provider later)",
         "user (rejected the tool call): no connection pooling here, keep it simple",
         "user (queued): also keep the retry limit at five",  # 2.1.3x: only the enqueue says it
         "user (queued): and name the worker billing-worker",  # enqueue and attachment: once
@@ -66,6 +67,20 @@ def test_a_queued_prompt_submitted_as_a_prompt_is_sent_once():
     assert reader.turns({"type": "queue-operation", "operation": "dequeue"}) == []
     assert reader.turns(user("ship it")) == []
     assert reader.turns(user("ship it")) == ["user: ship it"]  # typed again: kept
+
+
+def test_a_queued_message_absorbed_after_the_agent_spoke_is_sent_once():
+    reader = claude_code.Reader()
+    enqueue = {"type": "queue-operation", "operation": "enqueue", "content": "use staging"}
+    said = {"type": "assistant", "message": {"role": "assistant", "content": "Running it."}}
+    attachment = {
+        "type": "attachment",
+        "attachment": {"type": "queued_command", "prompt": "use staging", "commandMode": "prompt"},
+    }
+    assert reader.turns(enqueue) == ["user (queued): use staging"]
+    assert reader.turns(said) == ["assistant: Running it."]
+    assert reader.turns(attachment) == []
+    assert reader.turns(user("use staging")) == ["user: use staging"]  # typed after: kept
 
 
 def test_a_rejected_plan_keeps_the_feedback_and_approves_nothing():

@@ -78,12 +78,14 @@ def reader(path: Path) -> Reader:
 
 class Reader:
     """One transcript's entries, in order. What it remembers: the queued messages already
-    sent (the prompt or attachment that repeats one is not sent again; forgotten once the
-    agent answers), and the plans the agent proposed, so an approval can name its plan."""
+    sent, so that the attachment or enqueue entry repeating one is not sent again, nor the
+    prompt that submits it (until the agent answers or another prompt comes); and the plans
+    the agent proposed, so an approval can name its plan."""
 
     def __init__(self, *, side_chain: bool = False) -> None:
         self.side_chain = side_chain
-        self.queued: list[str] = []
+        self.queued: list[str] = []  # sent, their attachment (or enqueue) not seen yet
+        self.unsubmitted: list[str] = []  # sent, a prompt may still submit them
         self.plans: dict[str, str] = {}  # ExitPlanMode call id -> the plan it proposed ("")
         self.plan_file = ""  # the last plan the agent wrote to a file
 
@@ -129,6 +131,7 @@ class Reader:
             self.queued.remove(words[0])
             return []
         self.queued = [*self.queued, words[0]][-_QUEUED_KEPT:]
+        self.unsubmitted = [*self.unsubmitted, words[0]][-_QUEUED_KEPT:]
         return turn("user", words[0], "queued")
 
     def _user(self, blocks: list[Any], result: Any) -> list[str]:
@@ -140,10 +143,10 @@ class Reader:
                 words = prompt_words(block["text"])
                 if words is None:
                     continue
-                if words[0] in self.queued:  # a queued message, submitted: sent already
-                    del self.queued[: self.queued.index(words[0]) + 1]
+                if words[0] in self.unsubmitted:  # a queued message, submitted: sent already
+                    del self.unsubmitted[: self.unsubmitted.index(words[0]) + 1]
                     continue
-                self.queued = []
+                self.unsubmitted = []
                 found += turn("user", *words)
             elif block.get("type") == "tool_result":
                 found += self._tool_result(block, result)
@@ -173,7 +176,7 @@ class Reader:
             elif block.get("type") == "tool_use":
                 found += self._tool_use(block)
         if found:
-            self.queued = []  # the agent answered: a queued message comes back no more
+            self.unsubmitted = []  # the agent answered: no prompt submits a queued one now
         return found
 
     def _tool_use(self, block: dict[str, Any]) -> list[str]:

@@ -54,12 +54,23 @@ def answers(text: str, result: Any) -> list[str]:
     question: from the structured result, else from the tool result's text."""
     chosen = result.get("answers") if isinstance(result, dict) else None
     if isinstance(chosen, dict):
-        pairs = [(str(question), str(answer)) for question, answer in chosen.items()]
+        notes = result.get("annotations")
+        notes = notes if isinstance(notes, dict) else {}
+        pairs = [
+            (str(question), str(answer) + _notes(notes.get(question)))
+            for question, answer in chosen.items()
+        ]
     elif text.startswith(_ANSWERED):
         pairs = _ANSWER_PAIR.findall(text[len(_ANSWERED) :])
     else:
         pairs = []
     return [f"{question} → {answer}" for question, answer in pairs]
+
+
+def _notes(annotation: Any) -> str:
+    """The notes a person wrote beside an answer, as they follow it."""
+    notes = annotation.get("notes") if isinstance(annotation, dict) else None
+    return f" (notes: {notes.strip()})" if isinstance(notes, str) and notes.strip() else ""
 
 
 def tool_result_words(block: dict[str, Any], result: Any) -> list[tuple[str, str]]:
