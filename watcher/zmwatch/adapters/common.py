@@ -92,7 +92,7 @@ def text_of(content: Any) -> str:
 def in_subagent_folder(path: Path) -> bool:
     """A transcript a subagent wrote (`…/<session>/subagents/*.jsonl`): its "user" is the
     agent that started it, never the person."""
-    return "subagents" in path.parent.parts
+    return path.parent.name == "subagents"
 
 
 def head_entries(path: Path) -> Iterator[dict[str, Any]]:
