@@ -43,7 +43,9 @@ def adapter_of(path: Path):
     folder = path.relative_to(SHARED).parts[0]
     if folder in AGENTS:
         return AGENTS[folder]
-    return next(a for prefix, a in REPRO_PREFIXES.items() if path.name.startswith(prefix))
+    found = [a for prefix, a in REPRO_PREFIXES.items() if path.name.startswith(prefix)]
+    assert found, f"which agent wrote {path.name}? Name it in REPRO_PREFIXES"
+    return found[0]
 
 
 def turns(path: Path) -> list[str]:
