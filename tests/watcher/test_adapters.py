@@ -9,12 +9,12 @@ from zmwatch.adapters import adapter_for, claude_code, codex, cursor
 from zmwatch.adapters.common import folder_name
 
 from tests.capture.support import TRANSCRIPTS, claude_code_chunk, codex_chunk
+from tests.watcher.reading import read_turns
 from tests.watcher.support import claude_line
 
 
 def turns_of(adapter, name: str) -> list[str]:
-    lines = (TRANSCRIPTS / name).read_text(encoding="utf-8").splitlines()
-    return [text for line in lines for text in adapter.turns(json.loads(line))]
+    return read_turns(adapter, TRANSCRIPTS / name)
 
 
 def test_claude_code_keeps_user_and_assistant_text_as_ingest_expects_it():
@@ -28,15 +28,16 @@ def test_claude_code_keeps_user_and_assistant_text_as_ingest_expects_it():
 
 def test_claude_code_skips_meta_compact_summaries_commands_and_side_chains():
     entry = json.loads(claude_line("user", "Never squash merge on this repo.", cwd="/w"))
-    assert claude_code.turns(entry) == ["user: Never squash merge on this repo."]
+    reader = claude_code.Reader()
+    assert reader.turns(entry) == ["user: Never squash merge on this repo."]
     for flag in ("isMeta", "isCompactSummary", "isSidechain"):
-        assert claude_code.turns({**entry, flag: True}) == []
+        assert reader.turns({**entry, flag: True}) == []
     command = {
         **entry,
         "message": {"role": "user", "content": "<command-name>/clear</command-name>"},
     }
-    assert claude_code.turns(command) == []
-    assert claude_code.turns({"type": "system", "content": "hook ran"}) == []
+    assert reader.turns(command) == []
+    assert reader.turns({"type": "system", "content": "hook ran"}) == []
 
 
 def test_claude_code_context_is_the_entries_cwd_and_session(tmp_path):
@@ -63,7 +64,7 @@ def test_codex_keeps_messages_and_takes_cwd_from_session_meta():
 
 def test_codex_skips_event_messages_that_repeat_the_response_items():
     echo = {"type": "event_msg", "payload": {"type": "user_message", "message": "hi"}}
-    assert codex.turns(echo) == []
+    assert codex.Reader().turns(echo) == []
 
 
 def test_cursor_keeps_text_without_the_query_wrapper():

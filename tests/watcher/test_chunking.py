@@ -3,7 +3,7 @@ the last lines of the one before; a line longer than a chunk split at its own li
 
 from __future__ import annotations
 
-from zmwatch.chunker import Chunker, Line, tail_of
+from zmwatch.chunker import Chunk, Chunker, Line, capped, tail_of
 
 
 def lines_of(texts: list[str]) -> list[Line]:
@@ -55,3 +55,13 @@ def test_a_line_longer_than_a_chunk_is_split_at_its_line_breaks():
     assert all(len(c.content) <= 1000 for c in chunks)
     assert [c.end for c in chunks] == [100] * (len(chunks) - 1) + [9000]
     assert all(any(f"row {row:03d} " in c.content for c in chunks) for row in range(60))
+
+
+def test_a_turn_past_the_cap_keeps_its_head_and_tail_and_says_what_was_cut():
+    text = "a" * 50 + "b" * 900 + "c" * 50
+    assert capped(text, 100) == "a" * 50 + "\n[… 900 characters cut …]\n" + "c" * 50
+    assert capped(text, 1000) == text
+
+
+def test_a_lone_surrogate_never_stops_the_hash():
+    assert len(Chunk(content="x \ud83d y", end=0, tail="").hash) == 64

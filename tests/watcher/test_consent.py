@@ -67,16 +67,19 @@ def test_a_config_file_others_can_read_is_refused(tmp_path):
     assert load({"ZM_WATCH_CONFIG": str(path)}).token == "t"
 
 
-def test_the_environment_wins_over_the_file_and_the_idle_flush_defaults_to_60_s(tmp_path):
+def test_the_environment_wins_over_the_file_and_the_defaults(tmp_path):
     settings = config(tmp_path)
     assert (settings.url, settings.idle_flush, settings.chunk_chars) == ("http://zm", 60, 16_000)
+    assert settings.max_turn_chars == 20_000
     env = {
         "ZM_WATCH_CONFIG": str(tmp_path / "watcher.json"),
         "ZM_URL": "https://memory.example.com/",
         "ZM_TOKEN": "zm_env",
         "ZM_WATCH_IDLE_FLUSH": "5",
+        "ZM_WATCH_MAX_TURN_CHARS": "4000",
     }
     settings = load(env)
+    assert settings.max_turn_chars == 4000
     assert (settings.url, settings.token, settings.idle_flush) == (
         "https://memory.example.com",
         "zm_env",

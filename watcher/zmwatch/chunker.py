@@ -5,7 +5,8 @@ said across a cut is still read whole once.
 A chunk ends where a transcript line ends, and carries that line's end offset: once the server
 has acknowledged the chunk, the transcript is delivered up to there. A single line too long for
 one chunk is split at its own line breaks into pieces that are all cut together; only the last
-piece carries the line's end, the others its start.
+piece carries the line's end, the others its start. A turn longer than the per-turn cap keeps
+its head and its tail, with a note of how much was cut between them.
 """
 
 from __future__ import annotations
@@ -33,7 +34,18 @@ class Chunk:
 
     @property
     def hash(self) -> str:
-        return hashlib.sha256(self.content.encode("utf-8")).hexdigest()
+        # surrogatepass: a lone surrogate, were one left in the text, never stops capture
+        return hashlib.sha256(self.content.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def capped(text: str, limit: int) -> str:
+    """`text` if it has at most `limit` characters, else its head and tail (about `limit`
+    characters in all) around a note saying how many were cut."""
+    if len(text) <= limit:
+        return text
+    head = limit // 2
+    tail = limit - head
+    return f"{text[:head]}\n[… {len(text) - limit:,} characters cut …]\n{text[-tail:]}"
 
 
 def tail_of(content: str, overlap: int) -> str:

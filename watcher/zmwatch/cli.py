@@ -54,6 +54,17 @@ def _status(env: dict[str, str]) -> int:
         size = os.stat(path).st_size if os.path.exists(path) else None
         shown = f"{size} bytes" if size is not None else "gone"
         print(f"  {path}: offset {record['offset']} of {shown}")
+        if record.get("unreadable"):
+            where = ", ".join(str(position) for position in record["unreadable_at"])
+            print(
+                f"    {record['unreadable']} unreadable line(s) skipped (the last at byte {where})"
+            )
+        if record.get("unknown_format"):
+            unknown, seen = record["unknown_format"]
+            print(
+                f"    unknown format: {unknown} of {seen} entries are of kinds the watcher does "
+                "not know (a new version of the agent?); their text is not sent"
+            )
     rejected = len(list(spool.rejected.glob("*.json"))) if spool.rejected.exists() else 0
     print(f"spool: {spool.length()} chunk(s) waiting, {rejected} refused by the server")
     delivery = state.delivery
@@ -114,7 +125,9 @@ def _parser() -> argparse.ArgumentParser:
     hook.add_argument("--send", action="store_true", help=argparse.SUPPRESS)
     project = commands.add_parser("import", help="send CLAUDE.md, AGENTS.md, rules, memory files")
     project.add_argument("projects", nargs="*", type=Path, help="default: the projects known")
-    commands.add_parser("status", help="files followed, offsets, spool, last error")
+    commands.add_parser(
+        "status", help="files followed, offsets, unreadable lines, spool, last error"
+    )
     return parser
 
 

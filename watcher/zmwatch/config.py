@@ -19,6 +19,7 @@ DEFAULT_IDLE_FLUSH = 60.0
 DEFAULT_CHUNK_CHARS = 16_000
 DEFAULT_OVERLAP_CHARS = 1_500
 DEFAULT_POLL = 1.0
+DEFAULT_MAX_TURN_CHARS = 20_000  # a pasted log keeps its head and tail, not megabytes
 
 
 class ConfigError(Exception):
@@ -55,6 +56,7 @@ class Config:
     chunk_chars: int = DEFAULT_CHUNK_CHARS
     overlap_chars: int = DEFAULT_OVERLAP_CHARS
     poll: float = DEFAULT_POLL
+    max_turn_chars: int = DEFAULT_MAX_TURN_CHARS
     state_dir: Path = Path(".")
 
 
@@ -134,5 +136,12 @@ def load(env: Mapping[str, str], *, need_server: bool = True) -> Config:
         chunk_chars=chunk_chars,
         overlap_chars=overlap,
         poll=_positive(env.get("ZM_WATCH_POLL") or data.get("poll"), "ZM_WATCH_POLL", DEFAULT_POLL),
+        max_turn_chars=int(
+            _positive(
+                env.get("ZM_WATCH_MAX_TURN_CHARS") or data.get("max_turn_chars"),
+                "ZM_WATCH_MAX_TURN_CHARS",
+                DEFAULT_MAX_TURN_CHARS,
+            )
+        ),
         state_dir=state_dir(env),
     )

@@ -13,6 +13,7 @@ import logging
 from pathlib import Path
 
 from zmwatch import consent
+from zmwatch.adapters.common import clean
 from zmwatch.api import Client, Refused, Unreachable
 from zmwatch.config import Config
 from zmwatch.spool import Entry, Spool
@@ -53,8 +54,9 @@ class Deliverer:
             "content": chunk["content"],
             "source_kind": "transcript",
             "client": entry.data["client"],
-            "conversation_id": entry.data["conversation_id"][:200],
-            "source_path": entry.data["transcript"][:1000],
+            # a file name that is not UTF-8 must not make every send fail
+            "conversation_id": clean(entry.data["conversation_id"][:200]),
+            "source_path": clean(entry.data["transcript"][:1000]),
             "chunk_hash": chunk["hash"],
             "scope": consent.scope_for(Path(entry.data["project"]), self.config),
         }

@@ -3,14 +3,18 @@ assistant text, and spool the chunks they fill (or all of it after `idle_flush` 
 a new line, or at once when asked to flush).
 
 Only complete lines are read: a torn last line (the agent is still writing it) is read again,
-whole, on a later pass. Where reading starts is derived from what is durable: the offset the
-server acknowledged, or the end of the last chunk still waiting in the spool. A transcript that
-shrank below that point, or whose path now names another file, starts again from 0.
+whole, on a later pass. No line stops reading: a bad byte is replaced, padding is taken off, a
+line that is not JSON is counted and skipped (its position kept for `zm-watch status`), and a
+transcript whose entries are mostly of kinds its adapter does not know (a new format version)
+is reported instead of sending nothing without a word.
+
+Where reading starts is derived from what is durable: the offset the server acknowledged, or
+the end of the last chunk still waiting in the spool. A transcript that shrank below that
+point, or whose path now names another file, starts again from 0.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import time
@@ -20,8 +24,8 @@ from types import ModuleType
 
 from zmwatch import consent
 from zmwatch.adapters import ADAPTERS, adapter_for, claude_code
-from zmwatch.adapters.common import Context
-from zmwatch.chunker import Chunker, Line
+from zmwatch.adapters.common import Context, Reader, parse_line
+from zmwatch.chunker import Chunker, Line, capped
 from zmwatch.config import Config
 from zmwatch.spool import Spool
 from zmwatch.state import State
@@ -29,6 +33,7 @@ from zmwatch.state import State
 log = logging.getLogger("zm-watch")
 READ_BYTES = 8 * 1024 * 1024  # at most this much of one transcript per pass
 RECHECK = 30.0  # seconds after which an unchanged transcript's consent is asked again
+FORMAT_CHECK_AFTER = 10  # entries read before the format check gives a verdict
 
 
 @dataclass
@@ -42,8 +47,12 @@ class Followed:
     generation: int
     position: int
     chunker: Chunker
+    reader: Reader
     lines: list[Line] = field(default_factory=list)
     last_line_at: float = field(default_factory=time.monotonic)
+    entries: int = 0  # entries read since the start (or the restart) of this process
+    unknown: int = 0  # of which of a kind the adapter does not know
+    warned: bool = False  # the log said this transcript's format looks unknown
 
 
 class Follower:
@@ -77,6 +86,9 @@ class Follower:
             self._step(path, flush=flush)
         except OSError as exc:
             log.warning("cannot read %s: %s", path, exc)
+            return
+        except Exception:  # a surprise in one transcript must not stop the others
+            log.exception("%s: reading stopped on an unexpected error", path)
             return
         followed = self.followed.get(key)
         if followed is None or not followed.lines:
@@ -134,7 +146,16 @@ class Follower:
             position, carry = waiting["end"], waiting["tail"]
         chunker = Chunker(size=self.config.chunk_chars, overlap=self.config.overlap_chars)
         chunker.carry = carry
-        return Followed(path, adapter, context, inode, record["generation"], position, chunker)
+        return Followed(
+            path,
+            adapter,
+            context,
+            inode,
+            record["generation"],
+            position,
+            chunker,
+            adapter.reader(path),
+        )
 
     def _consented(self, context: Context) -> bool:
         return consent.allowed(consent.project_of(context.cwd), self.config)
@@ -145,6 +166,9 @@ class Follower:
         followed.inode, followed.generation, followed.position = inode, generation, 0
         followed.lines = []
         followed.chunker.carry = ""
+        followed.reader = followed.adapter.reader(followed.path)
+        followed.entries = followed.unknown = 0
+        followed.warned = False
         return followed
 
     def _read(self, followed: Followed) -> bool:
@@ -159,17 +183,60 @@ class Follower:
                 data += more
         complete = data[: data.rfind(b"\n") + 1]
         offset = followed.position
+        unreadable: list[int] = []
         for raw in complete.splitlines(keepends=True):
             start, offset = offset, offset + len(raw)
-            if not raw.strip():
-                continue
-            try:
-                entry = json.loads(raw)
-            except ValueError:
-                log.warning("%s: skipped a line that is not JSON at byte %d", followed.path, start)
-                continue
-            texts = followed.adapter.turns(entry) if isinstance(entry, dict) else []
+            texts = self._turns(followed, raw, start, unreadable)
             if texts:
-                followed.lines.append(Line("\n\n".join(texts), start, offset))
+                limit = self.config.max_turn_chars
+                text = "\n\n".join(capped(turn, limit) for turn in texts)
+                followed.lines.append(Line(text, start, offset))
         followed.position = offset
+        if unreadable:
+            self.state.unreadable(str(followed.path), unreadable)
+        self._check_format(followed)
         return bool(complete)
+
+    def _turns(
+        self, followed: Followed, raw: bytes, start: int, unreadable: list[int]
+    ) -> list[str]:
+        """The turns of one line; a line that is not JSON (or that its reader cannot take) is
+        noted in `unreadable`."""
+        if not raw.strip(b" \t\r\n\x00"):
+            return []
+        try:
+            entry = parse_line(raw)
+        except ValueError:
+            log.warning("%s: skipped a line that is not JSON at byte %d", followed.path, start)
+            unreadable.append(start)
+            return []
+        followed.entries += 1
+        try:
+            texts = followed.reader.turns(entry) if isinstance(entry, dict) else None
+        except Exception:  # the reader's mistake: this line is skipped, never the transcript
+            log.exception(
+                "%s: skipped a line that could not be read at byte %d", followed.path, start
+            )
+            unreadable.append(start)
+            return []
+        if texts is None:
+            followed.unknown += 1
+            return []
+        return texts
+
+    def _check_format(self, followed: Followed) -> None:
+        """Most entries of kinds the adapter does not know: a format it was not written for.
+        Said in the log once a run, and in `zm-watch status` while it lasts."""
+        unknown, seen = followed.unknown, followed.entries
+        verdict = [unknown, seen] if seen >= FORMAT_CHECK_AFTER and unknown * 2 > seen else None
+        if verdict and not followed.warned:
+            followed.warned = True
+            log.warning(
+                "%s: %d of %d entries are of kinds the %s reader does not know (a new format "
+                "version?); their text is not sent",
+                followed.path,
+                unknown,
+                seen,
+                followed.adapter.NAME,
+            )
+        self.state.format_checked(str(followed.path), verdict)

@@ -1,6 +1,7 @@
 """What the watcher remembers between runs: per transcript the byte offset up to which the
 server has acknowledged everything (saved only after an acknowledgement), the overlap the next
-chunk opens with, and the delivery's failures and last error."""
+chunk opens with, the lines skipped as unreadable and whether its format looked unknown; and
+the delivery's failures and last error."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from zmwatch.files import read_json, write_json
 
 BACKOFF_FIRST = 2.0
 BACKOFF_MAX = 60.0
+UNREADABLE_KEPT = 5  # positions of unreadable lines remembered per transcript (the last ones)
 
 
 class State:
@@ -44,6 +46,26 @@ class State:
             record["tail"] = tail
         self.delivery.update(failures=0, next_attempt=0)
         self.save()
+
+    def unreadable(self, path: str, positions: list[int]) -> None:
+        """Lines at these byte offsets were skipped: not JSON, or not readable by the adapter.
+        (A line read again after a restart, at or before the last position noted, is not
+        counted twice.)"""
+        record = self.files[path]
+        noted = record.get("unreadable_at", [])
+        new = [position for position in positions if not noted or position > noted[-1]]
+        if new:
+            record["unreadable"] = record.get("unreadable", 0) + len(new)
+            record["unreadable_at"] = [*noted, *new][-UNREADABLE_KEPT:]
+            self.save()
+
+    def format_checked(self, path: str, unknown: list[int] | None) -> None:
+        """The format check's verdict: [entries of unknown kinds, entries read] when most of
+        them are unknown, None when the format is recognised (saved when it changes)."""
+        record = self.files[path]
+        if bool(record.get("unknown_format")) != bool(unknown):
+            record["unknown_format"] = unknown
+            self.save()
 
     def failed(self, error: str, *, retry_after: float | None = None) -> float:
         """A send failed: the next attempt waits 2 s, doubled on each failure up to 60 s (or

@@ -3,7 +3,8 @@ transcript, and the user and assistant text of each JSONL entry.
 
 Each adapter module has NAME (the `client` sent with each chunk), `transcripts(home)`,
 `owns(path, home)`, `context(path)` (None until the transcript says where it runs) and
-`turns(entry)`.
+`reader(path)`: an object whose `turns(entry)`, given the transcript's entries in order, answers
+the turns each one holds ([] for nothing to send, None for an entry of a kind it does not know).
 """
 
 from __future__ import annotations

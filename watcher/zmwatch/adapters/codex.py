@@ -2,9 +2,12 @@
 
 The first entry, `session_meta`, names the session (`id`) and its working directory (`cwd`).
 Only `response_item` messages of the user and the assistant are kept, their `input_text` and
-`output_text` blocks; reasoning, function calls and their output are skipped, and so are the
-context blocks Codex writes in the user's name (environment context, instructions), which
-open with a tag. `event_msg` entries repeat the messages and are skipped too.
+`output_text` blocks; reasoning, function calls and their output are skipped, and so is the
+context Codex writes in the user's name: AGENTS.md instructions, blocks made only of tags
+(`<environment_context>`, `<user_instructions>`, …), and the IDE's preamble, of which only
+the request is kept. A user's own words starting with `<` are kept. `event_msg` entries repeat
+the messages and are skipped too. A subagent's rollout (`session_meta` whose `source` is a
+subagent) is left out whole: its "user" is the agent that started it.
 """
 
 from __future__ import annotations
@@ -12,10 +15,41 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from zmwatch.adapters.common import Context, head_entries, turn
+from zmwatch.adapters.common import Context, Turns, head_entries, only_elements, text_of, turn
 
 NAME = "codex"
-_INJECTED = ("<", "# AGENTS.md instructions")
+_KNOWN = frozenset(
+    {
+        "session_meta",
+        "response_item",
+        "event_msg",
+        "turn_context",
+        "compacted",
+        "world_state",
+        "inter_agent_communication_metadata",
+    }
+)
+_RESPONSE_ITEMS = frozenset(
+    {
+        "message",
+        "reasoning",
+        "function_call",
+        "function_call_output",
+        "custom_tool_call",
+        "custom_tool_call_output",
+        "local_shell_call",
+        "tool_search_call",
+        "tool_search_output",
+        "web_search_call",
+        "image_generation_call",
+        "ghost_snapshot",
+        "agent_message",
+        "compaction",
+    }
+)
+_TEXT_BLOCKS = ("input_text", "output_text")
+_IDE_CONTEXT = "# Context from my IDE setup:"
+_IDE_REQUEST = "## My request for Codex:"
 
 
 def root(home: Path) -> Path:
@@ -42,18 +76,54 @@ def context(path: Path) -> Context | None:
     return None
 
 
-def turns(entry: dict[str, Any]) -> list[str]:
-    payload = entry.get("payload")
-    if entry.get("type") != "response_item" or not isinstance(payload, dict):
-        return []
-    role = payload.get("role")
-    if payload.get("type") != "message" or role not in ("user", "assistant"):
-        return []
-    found = []
-    for block in payload.get("content") or []:
-        if not isinstance(block, dict) or block.get("type") not in ("input_text", "output_text"):
-            continue
-        text = block.get("text")
-        if isinstance(text, str) and not text.lstrip().startswith(_INJECTED):
-            found += turn(role, text)
-    return found
+def reader(path: Path) -> Reader:
+    return Reader()
+
+
+def user_words(text: str) -> str:
+    """The words of a user message, "" for context Codex injected."""
+    text = text.strip()
+    if text.startswith(_IDE_CONTEXT):
+        _, found, request = text.partition(_IDE_REQUEST)
+        return request.strip() if found else ""
+    if text.startswith("# AGENTS.md instructions") or only_elements(text):
+        return ""
+    return text
+
+
+def is_subagent(source: Any) -> bool:
+    """Whether a session_meta's `source` says a subagent runs the session."""
+    if isinstance(source, dict):
+        return "subagent" in source
+    return isinstance(source, str) and source.startswith("subagent")
+
+
+class Reader:
+    """One rollout's entries, in order; a subagent's session (from its session_meta on) is
+    left out."""
+
+    def __init__(self) -> None:
+        self.subagent = False
+
+    def turns(self, entry: dict[str, Any]) -> Turns:
+        kind, payload = entry.get("type"), entry.get("payload")
+        if kind not in _KNOWN or not isinstance(payload, dict):
+            return None
+        if kind == "session_meta":
+            self.subagent = is_subagent(payload.get("source")) or is_subagent(
+                payload.get("thread_source")
+            )
+            return []
+        if kind != "response_item":
+            return []
+        if payload.get("type") not in _RESPONSE_ITEMS:
+            return None
+        role = payload.get("role")
+        if self.subagent or payload.get("type") != "message" or role not in ("user", "assistant"):
+            return []
+        found = []
+        for block in payload.get("content") or []:
+            if isinstance(block, dict) and block.get("type") in _TEXT_BLOCKS:
+                text = text_of([block])
+                found += turn(role, user_words(text) if role == "user" else text)
+        return found
