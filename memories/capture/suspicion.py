@@ -26,6 +26,15 @@ from memories.canonical.language import detect_language
 from memories.canonical.protected import protected_spans
 
 _SHELLS = r"(?:sudo\s+)?(?:ba|z|k|da|fi)?sh|python[0-9.]*|node|perl|ruby|php|iex|pwsh|powershell"
+_RUN = (
+    r"(?:run|runs|running|execut(?:e|es|ed|ing)|exec|eval|source|sourcing|install(?:s|ed|ing)?|"
+    r"download(?:s|ed|ing)?|fetch(?:es|ed|ing)?|load(?:s|ed|ing)?|import(?:s|ed|ing)?|"
+    r"invok(?:e|es|ed|ing)|bootstrap(?:s|ped|ping)?)"
+)
+# A URL, or a host with a path ("get.example.net/setup.sh").
+_REMOTE = r"(?:\b(?:https?|ftp)://|\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}/[^\s]*)"
+# Words within one sentence (a dot inside a file name, host or version does not end it).
+_GAP = r"(?:[^.\n]|\.(?=\S))"
 _PATTERNS = [
     # curl … | sh, wget -qO- … | sudo bash, iwr … | iex
     re.compile(
@@ -39,34 +48,36 @@ _PATTERNS = [
         + r"|shell|terminal|interpreter)\b"
     ),
     re.compile(r"(?i)base64\s+(?:-d|--decode)\b[^\n]*\|\s*(?:" + _SHELLS + r")\b"),
-    # run / execute / install / download … a URL
+    # sh -c "$(curl …)", bash <(wget …), iex (iwr …)
     re.compile(
-        r"(?i)\b(?:run|execute|exec|eval|source|install|download|fetch|load|import)\b[^.\n]{0,120}?"
-        r"\b(?:https?|ftp)://"
+        r"(?i)\b(?:" + _SHELLS + r")\s+(?:-c\s+)?[\"']?(?:\$\(|<\(|\()\s*"
+        r"(?:curl|wget|iwr|invoke-webrequest|irm|fetch)\b"
     ),
-    re.compile(r"(?i)\b(?:https?|ftp)://\S+[^.\n]{0,80}?\b(?:run|execute|eval|install)\b"),
+    # run / execute / install / download … a URL or a host's path
+    re.compile(rf"(?i)\b{_RUN}\b{_GAP}{{0,120}}?{_REMOTE}"),
+    re.compile(rf"(?i){_REMOTE}\S*{_GAP}{{0,80}}?\b{_RUN}\b"),
     # ignore / disregard / override instructions, rules, safety
     re.compile(
-        r"(?i)\b(?:ignore|disregard|forget|override|bypass|skip|disable)\b[^.\n]{0,40}?\b"
+        rf"(?i)\b(?:ignore|disregard|forget|override|bypass|skip|disable)\b{_GAP}{{0,40}}?\b"
         r"(?:instructions?|prompts?|rules|guidelines|guardrails|polic(?:y|ies)|safety|"
         r"security|restrictions|system\s+message|memories|confirmations?|approvals?)\b"
     ),
     # send / upload / post … data or secrets … somewhere
     re.compile(
         r"(?i)\b(?:send|post|upload|email|e-mail|forward|exfiltrate|leak|transmit|submit|"
-        r"copy|share|report)\b[^.\n]{0,120}?\b(?:to|at|into)\s+(?:https?://|\S+@\S+\.\w+|"
+        rf"copy|share|report)\b{_GAP}{{0,120}}?\b(?:to|at|into)\s+(?:https?://|\S+@\S+\.\w+|"
         r"(?:an?\s+|the\s+|this\s+|that\s+)?(?:external|remote|outside|third[- ]party|webhook|"
         r"pastebin|server|endpoint|address|url|channel))"
     ),
     re.compile(
-        r"(?i)\b(?:send|post|upload|email|forward|exfiltrate|leak|transmit|share)\b[^.\n]{0,60}?"
-        r"\b(?:credentials?|secrets?|tokens?|api\s*keys?|passwords?|private\s+keys?|ssh\s+keys?|"
-        r"\.env|env(?:ironment)?\s+(?:file|variables?)|cookies?)\b"
+        rf"(?i)\b(?:send|post|upload|email|forward|exfiltrate|leak|transmit|share)\b{_GAP}{{0,60}}?"
+        r"(?:\bcredentials?|\bsecrets?|\btokens?|\bapi\s*keys?|\bpasswords?|\bprivate\s+keys?|\bssh\s+keys?|"
+        r"(?<!\w)\.env|\benv(?:ironment)?\s+(?:file|variables?)|\bcookies?)\b"
     ),
     # keep something from the user
     re.compile(
         r"(?i)\b(?:do\s+not|don't|never|without)\s+(?:tell(?:ing)?|inform(?:ing)?|"
-        r"mention(?:ing)?|ask(?:ing)?|notify(?:ing)?|show(?:ing)?)\b[^.\n]{0,30}?\b"
+        rf"mention(?:ing)?|notify(?:ing)?|show(?:ing)?)\b{_GAP}{{0,30}}?\b"
         r"(?:the\s+)?(?:user|human|developer|anyone|them)\b"
     ),
     re.compile(

@@ -77,8 +77,11 @@ _PLACEHOLDER = re.compile(
     r"placeholder|dummy|example|sample|test|todo|tbd)$|your[_-]|my[_-]|\[redacted)"
 )
 # Code or a path, not a value: settings.API_KEY, os.environ["X"], getenv("X"), process.env.X, a
-# variable, ~/.aws/credentials.
-_EXPRESSION = re.compile(r"[(\[]|^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$|^[a-z_]+$|^[~.]*/")
+# variable or constant, ~/.aws/credentials.
+_EXPRESSION = re.compile(
+    r"[(\[]|^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$|^[a-z_]+$|^[~.]*/"
+    r"|^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$|^[a-z]+(?:[A-Z][a-z]+)+$"  # API_KEY, userPassword
+)
 
 
 def _value_is_secret(value: str, *, quoted: bool, env_form: bool) -> bool:
