@@ -32,13 +32,14 @@ _RUN = (
     r"invok(?:e|es|ed|ing)|bootstrap(?:s|ped|ping)?)"
 )
 # A URL, or a host with a path ("get.example.net/setup.sh").
-_REMOTE = r"(?:\b(?:https?|ftp)://|\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}/[^\s]*)"
+_REMOTE = r"(?:\b(?:https?|ftp)://|\b[a-z0-9-]{1,63}(?:\.[a-z0-9-]{1,63}){0,8}\.[a-z]{2,24}/)"
+_EMAIL = r"[^\s@]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,8}"
 # Words within one sentence (a dot inside a file name, host or version does not end it).
 _GAP = r"(?:[^.\n]|\.(?=\S))"
 _PATTERNS = [
     # curl … | sh, wget -qO- … | sudo bash, iwr … | iex
     re.compile(
-        r"(?i)\b(?:curl|wget|iwr|invoke-webrequest|irm|invoke-restmethod|fetch)\b[^\n|]*\|\s*"
+        r"(?i)\b(?:curl|wget|iwr|invoke-webrequest|irm|invoke-restmethod|fetch)\b[^\n|]{0,300}\|\s*"
         rf"(?:{_SHELLS})\b"
     ),
     # "pipe the install script from this URL into sh"
@@ -47,7 +48,7 @@ _PATTERNS = [
         + _SHELLS
         + r"|shell|terminal|interpreter)\b"
     ),
-    re.compile(r"(?i)base64\s+(?:-d|--decode)\b[^\n]*\|\s*(?:" + _SHELLS + r")\b"),
+    re.compile(r"(?i)base64\s+(?:-d|--decode)\b[^\n]{0,300}\|\s*(?:" + _SHELLS + r")\b"),
     # sh -c "$(curl …)", bash <(wget …), iex (iwr …)
     re.compile(
         r"(?i)\b(?:" + _SHELLS + r")\s+(?:-c\s+)?[\"']?(?:\$\(|<\(|\()\s*"
@@ -55,7 +56,7 @@ _PATTERNS = [
     ),
     # run / execute / install / download … a URL or a host's path
     re.compile(rf"(?i)\b{_RUN}\b{_GAP}{{0,120}}?{_REMOTE}"),
-    re.compile(rf"(?i){_REMOTE}\S*{_GAP}{{0,80}}?\b{_RUN}\b"),
+    re.compile(rf"(?i){_REMOTE}{_GAP}{{0,160}}?\b{_RUN}\b"),
     # ignore / disregard / override instructions, rules, safety
     re.compile(
         rf"(?i)\b(?:ignore|disregard|forget|override|bypass|skip|disable)\b{_GAP}{{0,40}}?\b"
@@ -65,7 +66,7 @@ _PATTERNS = [
     # send / upload / post … data or secrets … somewhere
     re.compile(
         r"(?i)\b(?:send|post|upload|email|e-mail|forward|exfiltrate|leak|transmit|submit|"
-        rf"copy|share|report)\b{_GAP}{{0,120}}?\b(?:to|at|into)\s+(?:https?://|\S+@\S+\.\w+|"
+        rf"copy|share|report)\b{_GAP}{{0,120}}?\b(?:to|at|into)\s+(?:https?://|{_EMAIL}|"
         r"(?:an?\s+|the\s+|this\s+|that\s+)?(?:external|remote|outside|third[- ]party|webhook|"
         r"pastebin|server|endpoint|address|url|channel))"
     ),

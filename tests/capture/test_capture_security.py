@@ -6,6 +6,8 @@ memory (the fake Messages API is scripted to follow the injection) but a held it
 from __future__ import annotations
 
 import json
+import signal
+from contextlib import contextmanager
 
 import pytest
 
@@ -199,3 +201,38 @@ def test_what_steers_agents_is_held_and_plain_conventions_are_kept(
     chunk.refresh_from_db()
     [memory] = Memory.objects.all()
     assert memory.valid == (text in PLAIN), (text, chunk.dropped)
+
+
+@contextmanager
+def hang_guard(seconds: int = 60):
+    """Fail (not time) a scan that does not end: a pattern that backtracks over a hostile text
+    takes hours, a linear one a fraction of a second."""
+
+    def hung(signum, frame):
+        raise AssertionError(f"still scanning after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+HOSTILE = ["a." * 100_000, "https://a:" * 20_000, "-----BEGIN RSA PRIVATE KEY----- " * 6_000]
+
+
+@pytest.mark.parametrize("text", HOSTILE, ids=["dots", "url starts", "key starts"])
+def test_a_hostile_chunk_and_candidate_are_scanned_in_linear_time(
+    text, settings, writer, fake_anthropic, extract
+):
+    content = text[: settings.MAX_MEMORY_CHARS - 100] + " Deploys wait for green CI."
+    fake_anthropic.script(memories_answer([candidate(content, "fact", 0.95, "wait for green")]))
+    with hang_guard():
+        chunk = extract(
+            "user: Deploys always wait for green CI on the main branch, every time.\n\n"
+            + text[:150_000]
+        )
+    chunk.refresh_from_db()
+    assert chunk.status == ChunkStatus.EXTRACTED

@@ -46,30 +46,38 @@ _TOKENS: list[tuple[str, re.Pattern[str]]] = [
     ),
 ]
 
-# From the BEGIN line to the END line; a key cut off before its END line is taken to the end of
-# its base64 body (a truncated paste still holds most of the key).
+# Every repetition below is bounded, so a scan stays linear in the text: a hostile chunk of
+# 200,000 characters ("a.a.a…", BEGIN lines without END) costs what any chunk costs.
+#
+# From the BEGIN line to the END line (a key block is far shorter than 32,000 characters); a key
+# cut off before its END line is taken to the end of its base64 body.
 _PRIVATE_KEY = re.compile(
-    r"-----BEGIN (?P<label>(?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----"
-    r"(?:.*?-----END (?P=label)-----|(?:[\sA-Za-z0-9+/=:,.-]|\\n)*)",
+    r"-----BEGIN (?P<label>(?:[A-Z0-9]{1,20} ){0,4}PRIVATE KEY(?: BLOCK)?)-----"
+    r"(?:.{0,32000}?-----END (?P=label)-----|(?:[\sA-Za-z0-9+/=:,.-]|\\n)*)",
     re.DOTALL,
 )
 _URL_PASSWORD = re.compile(
-    r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s/:@'\"]+:(?P<value>(?!\{|\$|<|\*+@)[^\s/@'\"]{3,})@[^\s/]+"
+    r"\b[a-zA-Z][a-zA-Z0-9+.-]{0,30}://[^\s/:@'\"]{1,200}:"
+    r"(?P<value>(?!\{|\$|<|\*+@)[^\s/@'\"]{3,200})@[^\s/]"
 )
 
 # A key whose last word names a secret: DB_PASSWORD, client_secret, GITHUB_TOKEN, api-key,
-# aws_secret_access_key, db.password. `max_tokens` or `password_hint` is not one.
-_NAME = (
-    r"(?:[A-Za-z0-9]+[_.-])*"
+# aws_secret_access_key, db.password. `max_tokens` or `password_hint` is not one. The match starts
+# at that last word (after a separator, or where a word starts); the rest of the name is read back
+# from there.
+_KEY_WORD = (
     r"(?:pass(?:word|wd|phrase)|pwd|secret(?:[_-]?key)?|(?:access|auth|api|refresh|bearer|id)?"
     r"[_-]?token|api[_-]?key|apikey|access[_-]?key|auth[_-]?key|private[_-]?key|credentials?)"
 )
 _ASSIGNMENT = re.compile(
-    r"(?i)(?<!\w)(?P<quote>[\"']?)(?P<name>" + _NAME + r")(?P=quote)"
-    r"(?P<sep>[ \t]*(?:=>|:=|[=:])[ \t]*)"
-    r"(?:\"(?P<dq>[^\"\n]{1,200})\"|'(?P<sq>[^'\n]{1,200})'|(?P<bare>[^\s\"',;]+))"
+    r"(?i)(?<![A-Za-z0-9])(?P<word>" + _KEY_WORD + r")[\"']?"
+    r"(?P<sep>[ \t]{0,20}(?:=>|:=|[=:])[ \t]{0,20})"
+    r"(?:\"(?P<dq>[^\"\n]{1,200})\"|'(?P<sq>[^'\n]{1,200})'|(?P<bare>[^\s\"',;]{1,200}))"
 )
-_XML_ASSIGNMENT = re.compile(r"(?i)<(?P<name>" + _NAME + r")>(?P<value>[^<\n]{1,200})</(?P=name)>")
+_XML_ASSIGNMENT = re.compile(
+    r"(?i)<(?P<name>[A-Za-z0-9_.-]{0,60}?" + _KEY_WORD + r")>(?P<value>[^<\n]{1,200})</(?P=name)>"
+)
+_NAME_BEFORE = re.compile(r"[A-Za-z0-9_.-]{1,100}$")
 
 _PLACEHOLDER = re.compile(
     r"(?i)^(?:[<{\[$%]|\*+$|x{3,}$|\.{3}|…|(?:true|false|yes|no|on|off|null|nil|none|required|"
@@ -110,7 +118,9 @@ def _assignments(text: str) -> Iterator[Span]:
     for match in _ASSIGNMENT.finditer(text):
         value = match.group("dq") or match.group("sq") or match.group("bare") or ""
         group = next(g for g in ("dq", "sq", "bare") if match.group(g) is not None)
-        env_form = match.group("sep") == "=" and match.group("name").upper() == match.group("name")
+        before = _NAME_BEFORE.search(text, max(0, match.start() - 100), match.start())
+        name = (before.group() if before else "") + match.group("word")
+        env_form = match.group("sep") == "=" and name.upper() == name
         if _value_is_secret(value, quoted=group != "bare", env_form=env_form):
             yield Span(match.start(group), match.end(group), ASSIGNMENT)
     for match in _XML_ASSIGNMENT.finditer(text):
