@@ -20,10 +20,9 @@ from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
 from memories.activity_logged import Logged, logs_read
-from memories.capture.service import new_claim
+from memories.capture.service import EXTRACTION
 from memories.capture.tasks import enqueue_extraction
 from memories.models import ActivityOperation, Chunk, ChunkSource, ChunkStatus
-from memories.services.remember_input import personal_scope
 from scopes import access
 from scopes.models import Scope
 from zeromemory.core.actor import Actor
@@ -66,7 +65,7 @@ def _hash_of(request: IngestInput) -> str:
 
 def _scope(actor: Actor, request: IngestInput) -> Scope:
     if not request.scope:
-        return personal_scope(actor)
+        return access.personal_scope(actor)
     try:
         return access.writable_scope(actor, request.scope)
     except DomainError as exc:
@@ -149,7 +148,7 @@ def _ingest(actor: Actor, request: IngestInput) -> Ingested:
         redactions=sorted(set(redactions)),
         status=ChunkStatus.PENDING if settings.ANTHROPIC_API_KEY else ChunkStatus.WAITING_FOR_KEY,
     )
-    claim = new_claim(chunk) if chunk.status == ChunkStatus.PENDING else ""
+    claim = EXTRACTION.new_claim(chunk) if chunk.status == ChunkStatus.PENDING else ""
     try:
         with transaction.atomic():
             chunk.save(force_insert=True)

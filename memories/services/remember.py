@@ -23,7 +23,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from memories.activity_logged import logs_remember
-from memories.canonical.service import new_claim
+from memories.canonical.service import TRANSLATION
 from memories.canonical.tasks import enqueue_canonicalization
 from memories.embeddings import embed_contents
 from memories.models import (
@@ -36,9 +36,9 @@ from memories.models import (
     Relation,
     TranslationStatus,
 )
+from memories.records import window_rows
 from memories.schemas import RememberOut, SimilarOut
 from memories.services import duplicates, idempotency
-from memories.services.common import window_rows
 from memories.services.remember_input import (
     Prepared,
     RememberInput,
@@ -177,7 +177,7 @@ def _commit(
             )
         )
         claims = {
-            memory.id: new_claim(memory)
+            memory.id: TRANSLATION.new_claim(memory)
             for memory in created.values()
             if memory.translation_status == TranslationStatus.PENDING
         }
