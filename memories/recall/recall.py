@@ -48,7 +48,6 @@ from pydantic import Field
 
 from memories import embeddings
 from memories.activity_logged import Logged, logs_read
-from memories.hygiene.selectors import disputed
 from memories.models import ActivityOperation
 from memories.recall.inputs import (
     DEFAULT_K,
@@ -62,6 +61,7 @@ from memories.recall.inputs import (
 from memories.recall.sql import IDF_ROW_LIMIT, MIN_EF_SEARCH, PRODUCT, Tuning
 from memories.recall.statement import rows_statement, statement
 from memories.schemas import HitOut
+from memories.selectors import disputed
 from zeromemory.core.actor import Actor
 from zeromemory.core.sql import vector_literal
 
