@@ -13,7 +13,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema
 from rest_framework import serializers
 from rest_framework.views import APIView
 
-from memories import activity
+from memories.activity import log as activity
 from memories.models import ActivityOperation, ActivityOutcome
 from memories.recall import budget, context, inputs, recall
 from memories.schemas import ActivityOut, ActivityPageOut, ContextOut, RecallOut

@@ -20,6 +20,7 @@ from django.conf import settings
 from django.utils.translation import gettext as _
 
 from memories.models import AuthorKind, SourceKind
+from memories.schemas import RememberOut
 from memories.services.idempotency import Replays
 from memories.services.remember import RememberInput, memory_remember_many
 from scopes import access
@@ -165,7 +166,11 @@ def memory_import(
         )
         for piece in pieces
     ]
-    results = memory_remember_many(actor=actor, requests=requests) if requests else []
+    results = (
+        memory_remember_many(actor=actor, requests=requests, render=RememberOut.rendered)
+        if requests
+        else []
+    )
     answers = []
     for piece, item in zip(pieces, results, strict=True):
         if item.error is not None:
