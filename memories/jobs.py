@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -67,8 +67,8 @@ class Job:
     prefix: str = ""  # of the queue fields: "translation_" on Memory
     runnable: tuple[str, ...] = (PENDING,)  # the statuses a row is worked in
     retryable: tuple[str, ...] = (FAILED,)  # the statuses the admin's retry takes back
-    waiting: Mapping[str, str] = field(default_factory=dict)  # set while no key is configured
     waiting_status: str = ""  # the status a row waits for a key in, if it has one
+    waiting_error: str = ""  # else the note its error shows while it waits
     related: tuple[str, ...] = ()  # select_related of the claimed row
     batch: int = 100  # rows the sweeper claims at a time
 
@@ -175,8 +175,13 @@ class Job:
     def wait_for_key(self, *, row_id: int, claim: str) -> None:
         """No key to call with: the row waits without spending an attempt, its claim released
         (not left to run out) so that the first sweep after a key is configured takes it."""
+        waiting = {"claim": "", "lease_until": None, "next_at": None}
+        if self.waiting_status:
+            waiting["status"] = self.waiting_status
+        else:
+            waiting["error"] = self.waiting_error
         self.model.objects.filter(pk=row_id, **{self.f("claim"): claim}).update(
-            **self._fields({"claim": "", "lease_until": None, "next_at": None, **self.waiting})
+            **self._fields(waiting)
         )
 
     def due(self, *, limit: int | None = None) -> list[tuple[int, str]]:

@@ -115,7 +115,7 @@ TRANSLATION = Job(
     prefix="translation_",
     retryable=(TranslationStatus.PENDING, TranslationStatus.FAILED),
     # A memory has no status to wait in: it stays pending, the reason in its error.
-    waiting={"error": WAITING_FOR_KEY},
+    waiting_error=WAITING_FOR_KEY,
     related=("scope",),
 )
 

@@ -139,7 +139,6 @@ EXTRACTION = Job(
     call=_extract,
     apply=_apply,
     runnable=(ChunkStatus.PENDING, ChunkStatus.DEFERRED),
-    waiting={"status": ChunkStatus.WAITING_FOR_KEY},
     waiting_status=ChunkStatus.WAITING_FOR_KEY,
     related=("user", "scope", "created_by_token"),
     batch=50,

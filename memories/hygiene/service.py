@@ -75,7 +75,6 @@ JUDGING = Job(
     before=_before,
     call=_judge,
     apply=_apply_verdict,
-    waiting={"status": ConflictStatus.WAITING_FOR_KEY},
     waiting_status=ConflictStatus.WAITING_FOR_KEY,
     related=("memory_a", "memory_b", "scope"),
     batch=200,
