@@ -62,7 +62,7 @@ class Job:
     task_name: str  # the task's name prefix in the queue: "<task_name>-<id>"
     settings: str  # "TRANSLATION": TRANSLATION_LEASE_SECONDS, TRANSLATION_MAX_ATTEMPTS
     call: Callable[[Any], Any]  # the LLM call (outside any transaction); raises LLMCallFailed
-    apply: Callable[[Any, Any, Any], str]  # (locked row, row as claimed, result) -> outcome
+    apply: Callable[[Any, Any], str]  # (the row locked again, the call's result) -> outcome
     before: Callable[[Any], str | None] = _nothing_before  # checks with no call; an outcome stops
     prefix: str = ""  # of the queue fields: "translation_" on Memory
     runnable: tuple[str, ...] = (PENDING,)  # the statuses a row is worked in
@@ -145,7 +145,7 @@ class Job:
             if not self._ours(locked, getattr(row, self.f("claim"))):
                 logger.info("dropping a stale %s of %s", self.name, row_id)
                 return "stale"
-            return self.apply(locked, row, result)
+            return self.apply(locked, result)
 
     def _failed(self, row: Any, failure: LLMCallFailed) -> str:
         with transaction.atomic():
@@ -204,7 +204,9 @@ class Job:
                 if getattr(row, self.f("status")) == self.waiting_status:
                     setattr(row, self.f("status"), PENDING)
                 claimed.append((row.id, self.new_claim(row, now=now)))
-                row.save(update_fields=self._fields({"status": 0, "claim": 0, "lease_until": 0}))
+                row.save(
+                    update_fields=[self.f(name) for name in ("status", "claim", "lease_until")]
+                )
         return claimed
 
     def enqueue(self, *, row_id: int, claim: str) -> None:

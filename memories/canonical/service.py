@@ -45,7 +45,7 @@ def _translate(memory: Memory) -> Translated:
     return Translated(english, embed_contents([english])[0], memory.content_revision)
 
 
-def _apply(memory: Memory, claimed: Memory, translated: Translated) -> str:
+def _apply(memory: Memory, translated: Translated) -> str:
     if memory.content_revision != translated.revision:
         logger.info("dropping a stale translation of %s", memory.public_id)
         return "stale"

@@ -71,7 +71,7 @@ def _extract(chunk: Chunk) -> Extraction:
     return extract_candidates(text=chunk.content, source_kind=chunk.source_kind)
 
 
-def _apply(chunk: Chunk, claimed: Chunk, extraction: Extraction) -> str:
+def _apply(chunk: Chunk, extraction: Extraction) -> str:
     kept, dropped = apply_gates(
         candidates=extraction.candidates, chunk_text=chunk.content, source_kind=chunk.source_kind
     )

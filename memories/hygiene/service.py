@@ -36,7 +36,7 @@ def _judge(conflict: Conflict) -> Verdict:
     return judge_pair(a=_side(conflict.memory_a), b=_side(conflict.memory_b))
 
 
-def _apply_verdict(conflict: Conflict, claimed: Conflict, verdict: Verdict) -> str:
+def _apply_verdict(conflict: Conflict, verdict: Verdict) -> str:
     a, b = conflict.memory_a, conflict.memory_b
     decision = None
     if a.valid and b.valid:

@@ -176,7 +176,7 @@ def _commit(
         if claims:
             Memory.objects.bulk_update(
                 [m for m in created.values() if m.id in claims],
-                ["translation_claim", "translation_lease_until"],
+                [TRANSLATION.f("claim"), TRANSLATION.f("lease_until")],
             )
         MemoryWindow.objects.bulk_create(
             row
