@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel
 
-from memories.models import ActivityLog, Memory
+from memories.models import Memory
 from zeromemory.core.errors import ErrorBody
 
 
@@ -272,42 +272,3 @@ class ContextOut(BaseModel):
     tokens: int
     sections: list[SectionOut]
     markdown: str
-
-
-class ActivityOut(BaseModel):
-    id: str
-    operation: str
-    surface: str
-    token: str | None
-    client_name: str
-    scopes: list[str]
-    query: str
-    options: dict[str, Any]
-    results: list[dict[str, Any]]
-    latency_ms: float
-    outcome: str
-    error_code: str
-    created_at: datetime
-
-    @classmethod
-    def of(cls, row: ActivityLog) -> ActivityOut:
-        return cls(
-            id=row.public_id,
-            operation=row.operation,
-            surface=row.surface,
-            token=_public_id(row.token),
-            client_name=row.client_name,
-            scopes=row.scopes,
-            query=row.query,
-            options=row.options,
-            results=row.results,
-            latency_ms=row.latency_ms,
-            outcome=row.outcome,
-            error_code=row.error_code,
-            created_at=row.created_at,
-        )
-
-
-class ActivityPageOut(BaseModel):
-    results: list[ActivityOut]
-    next_cursor: str | None

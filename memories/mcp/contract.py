@@ -189,5 +189,6 @@ DESCRIPTIONS = {
 
 
 def described(description: str, kinds: Iterable[str]) -> str:
-    """A tool's description with the catalogue's kinds in place of `KINDS`."""
-    return description.replace(KINDS, ", ".join(kinds))
+    """A tool's description with the catalogue's kinds in place of `KINDS` (named in general
+    when the catalogue could not be read)."""
+    return description.replace(KINDS, ", ".join(kinds) or "the catalogue's kinds")

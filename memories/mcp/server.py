@@ -183,7 +183,11 @@ class ZeroMemoryServer(MCPServer):
 
     async def list_tools(self) -> list[Tool]:
         """The tools, their descriptions naming the kinds the catalogue has now."""
-        kinds = await sync_to_async(kind_slugs, thread_sensitive=True)()
+        try:
+            kinds = await sync_to_async(kind_slugs, thread_sensitive=True)()
+        except Exception:  # noqa: BLE001 - the tools are listed even without the catalogue
+            logger.warning("the kinds catalogue could not be read to describe the tools")
+            kinds = []
         tools = await super().list_tools()
         for tool in tools:
             tool.description = contract.described(tool.description or "", kinds)
