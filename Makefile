@@ -34,6 +34,7 @@ lint: $(VENV)/.dev-installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
+	cd watcher && ../$(VENV)/bin/lint-imports
 
 format: $(VENV)/.dev-installed
 	$(VENV)/bin/ruff check --fix .

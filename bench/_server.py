@@ -11,6 +11,8 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from _django import ROOT
@@ -81,6 +83,27 @@ def stop_server(server: subprocess.Popen) -> None:
     except subprocess.TimeoutExpired:
         server.kill()
         server.wait()
+
+
+@contextmanager
+def served(data_dir: Path, *, keep_rate_limit: bool = False) -> Iterator[int]:
+    """A server for the block, on a free port (yielded), its log in `data_dir/server.log`. On
+    the way out this process's database connections close, then the server stops with all it
+    started (its embedded database included)."""
+    from django.conf import settings
+
+    port = free_port()
+    with (data_dir / "server.log").open("a") as log:
+        server = start_server(data_dir, port, log, keep_rate_limit=keep_rate_limit)
+        print(f"server: manage.py serve on 127.0.0.1:{port}, ZM_DATA_DIR={data_dir}")
+        try:
+            yield port
+        finally:
+            if settings.configured:
+                from django.db import connections
+
+                connections.close_all()
+            stop_server(server)
 
 
 BASELINE = """

@@ -85,7 +85,7 @@ def labelled(fake) -> None:
             memory_a=a, memory_b=b, defaults={"scope": a.scope}
         )
         conflict.status = ConflictStatus.PENDING
-        claim = service.new_claim(conflict)
+        claim = service.JUDGING.new_claim(conflict)
         conflict.save(update_fields=["status", "claim", "lease_until"])
         answer = {"relation": pair.verdict, "confidence": pair.confidence, "rationale": "scripted"}
         fake.script(malformed_tool_input(answer))
@@ -135,7 +135,7 @@ def scan_bench(n: int, scopes: int) -> None:
 
     from memories.hygiene import scan
     from memories.models import Conflict, Memory
-    from memories.services.common import content_hash
+    from memories.records import content_hash
     from scopes.services import scope_create
     from zeromemory.core.actor import Actor
 
@@ -209,7 +209,7 @@ def incremental(vectors, scope_ids, scope_of, n: int = 1000) -> None:
     through the HNSW index."""
     from memories.hygiene import scan
     from memories.models import Memory
-    from memories.services.common import content_hash
+    from memories.records import content_hash
 
     rng = np.random.default_rng(11)
     new = []

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from _django import ROOT, describe, percentile
-from _server import Api, free_port, start_server, stop_server
+from _server import Api, served
 
 sys.path.insert(0, str(ROOT))
 
@@ -133,40 +133,36 @@ def main() -> None:
         ZM_EXTRACTION_DAILY_TOKENS="0",
         NO_PROXY="127.0.0.1,localhost",
     )
-    port = free_port()
-    log = (data_dir / "server.log").open("w")
-    server = start_server(data_dir, port, log)
     try:
-        api = Api(port, issue_token(data_dir))
-        healthz = []
-        for _ in range(200):
-            started = time.perf_counter()
-            api.call("GET", "/healthz")
-            healthz.append((time.perf_counter() - started) * 1000)
-        rng = random.Random(7)
-        texts = [chunk_text(n, args.chars, rng) for n in range(args.chunks)]
-        latencies, began = [], time.perf_counter()
-        for number, text in enumerate(texts):
-            body = {
-                "content": text,
-                "source_kind": "transcript",
-                "client": "bench",
-                "conversation_id": f"bench-{number // 10}",
-            }
-            started = time.perf_counter()
-            status, answer = api.call("POST", "/api/v1/ingest", body)
-            latencies.append((time.perf_counter() - started) * 1000)
-            if status != 202:
-                raise SystemExit(f"ingest answered {status}: {answer}")
-        accepted = time.perf_counter() - began
-        extraction = wait_extracted(args.chunks, args.timeout)
-        from memories.models import Memory
+        with served(data_dir) as port:
+            api = Api(port, issue_token(data_dir))
+            healthz = []
+            for _ in range(200):
+                started = time.perf_counter()
+                api.call("GET", "/healthz")
+                healthz.append((time.perf_counter() - started) * 1000)
+            rng = random.Random(7)
+            texts = [chunk_text(n, args.chars, rng) for n in range(args.chunks)]
+            latencies, began = [], time.perf_counter()
+            for number, text in enumerate(texts):
+                body = {
+                    "content": text,
+                    "source_kind": "transcript",
+                    "client": "bench",
+                    "conversation_id": f"bench-{number // 10}",
+                }
+                started = time.perf_counter()
+                status, answer = api.call("POST", "/api/v1/ingest", body)
+                latencies.append((time.perf_counter() - started) * 1000)
+                if status != 202:
+                    raise SystemExit(f"ingest answered {status}: {answer}")
+            accepted = time.perf_counter() - began
+            extraction = wait_extracted(args.chunks, args.timeout)
+            from memories.models import Memory
 
-        memories = Memory.objects.count()
+            memories = Memory.objects.count()
     finally:
-        stop_server(server)
         fake.stop()
-        log.close()
     print(f"ingest bench: {args.chunks} chunks of {args.chars} characters, 1 client, keep-alive")
     print(f"  GET /healthz (baseline)    {describe(healthz)}")
     print(

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from _chat import short_memory
 from _django import percentile, setup_for
-from _server import Api, free_port, start_server, stop_server
+from _server import Api, served
 from _serving_data import data_dir_for, prepared, user_with_token
 
 MAX_CLIENTS, MAX_SECONDS = 500, 1800
@@ -128,11 +128,7 @@ def main() -> None:
         raise SystemExit(f"--clients 1..{MAX_CLIENTS} and --seconds 1..{MAX_SECONDS}")
 
     data_dir, state = data_dir_for(args.memories, 1, fresh=False)
-    port = free_port()
-    log = open(data_dir / "server.log", "a")  # noqa: SIM115 (lives as long as the server)
-    server = start_server(data_dir, port, log, keep_rate_limit=True)
-    print(f"server: manage.py serve on 127.0.0.1:{port}, ZM_DATA_DIR={data_dir}")
-    try:
+    with served(data_dir, keep_rate_limit=True) as port:
         setup_for(data_dir)
         state = prepared(port, data_dir, state, args.memories, 1)
         clients = members(state, args.clients)
@@ -153,12 +149,6 @@ def main() -> None:
         report(clients, elapsed)
         checked, missing = read_back(port, clients)
         print(f"read back: {checked} acknowledged remembers, {missing} missing")
-    finally:
-        from django.db import connections
-
-        connections.close_all()
-        stop_server(server)
-        log.close()
 
 
 if __name__ == "__main__":

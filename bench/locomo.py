@@ -47,7 +47,7 @@ from _locomo import (
     print_table,
     score,
 )
-from _server import Api, free_port, start_server, stop_server
+from _server import Api, served
 
 DEFAULT_DATA = ROOT.parent / "shared" / "locomo" / "locomo-dev.json"
 CACHE = ROOT / "bench" / ".cache"
@@ -178,59 +178,53 @@ def main() -> None:
     print(f"{len(questions)} scored questions")
 
     data_dir, cached = data_dir_for(args.path, args.fresh)
-    port = free_port()
-    log = open(data_dir / "server.log", "a")  # noqa: SIM115 (lives as long as the server)
-    server = start_server(data_dir, port, log)
-    print(f"server: manage.py serve on 127.0.0.1:{port}, ZM_DATA_DIR={data_dir}")
     try:
-        setup_for(data_dir)
-        if cached:
-            state = json.loads((data_dir / "loaded.json").read_text())
-            print("  conversations already loaded (cached data directory)")
-        else:
-            token = issue_token()
-            started = time.perf_counter()
-            loaded = load(Api(port, token), conversations)
-            print(f"  loaded through the batch endpoint in {time.perf_counter() - started:.1f} s")
-            analyze()
-            state = {"token": token, "loaded": loaded}
-            (data_dir / "loaded.json").write_text(json.dumps(state))
-        loaded = state["loaded"]
-        api = Api(port, state["token"])
-        for question in questions[:20]:  # warm up: model, plans, buffers
-            body = {"query": question.text, "scopes": [loaded[question.conversation]["scope"]]}
-            api.call("POST", "/api/v1/recall", body)
-        ranked, latencies = recall_over_http(api, questions, loaded, args.rounds)
-        rows = {"zero-memory recall (REST)": score(questions, ranked, loaded)}
-        sections, context_latencies = context_over_http(api, questions, loaded)
-        anchors = anchor_ranks(questions, loaded)
-        for name, anchor_ranked in anchors.items():
-            rows[name] = score(questions, anchor_ranked, loaded)
-        extra = ablation(questions, loaded) if args.ablation else {}
-        print()
-        print_table("LoCoMo, k = 10, one scope per conversation", rows)
-        print(
-            f"recall over HTTP ({len(latencies)} requests): "
-            f"p50 {percentile(latencies, 50):.2f} ms, p95 {percentile(latencies, 95):.2f} ms"
-        )
-        found = evidence_share(questions, sections, loaded)
-        shown = sum(map(len, sections)) / len(sections)
-        print(
-            f"build_context (REST, max_tokens 2000): {found:.3f} of the evidence turns in the "
-            f"relevant section ({shown:.1f} rows on average); "
-            f"p50 {percentile(context_latencies, 50):.2f} ms, "
-            f"p95 {percentile(context_latencies, 95):.2f} ms"
-        )
-        if extra:
+        with served(data_dir) as port:
+            setup_for(data_dir)
+            if cached:
+                state = json.loads((data_dir / "loaded.json").read_text())
+                print("  conversations already loaded (cached data directory)")
+            else:
+                token = issue_token()
+                started = time.perf_counter()
+                loaded = load(Api(port, token), conversations)
+                print(
+                    f"  loaded through the batch endpoint in {time.perf_counter() - started:.1f} s"
+                )
+                analyze()
+                state = {"token": token, "loaded": loaded}
+                (data_dir / "loaded.json").write_text(json.dumps(state))
+            loaded = state["loaded"]
+            api = Api(port, state["token"])
+            for question in questions[:20]:  # warm up: model, plans, buffers
+                body = {"query": question.text, "scopes": [loaded[question.conversation]["scope"]]}
+                api.call("POST", "/api/v1/recall", body)
+            ranked, latencies = recall_over_http(api, questions, loaded, args.rounds)
+            rows = {"zero-memory recall (REST)": score(questions, ranked, loaded)}
+            sections, context_latencies = context_over_http(api, questions, loaded)
+            anchors = anchor_ranks(questions, loaded)
+            for name, anchor_ranked in anchors.items():
+                rows[name] = score(questions, anchor_ranked, loaded)
+            extra = ablation(questions, loaded) if args.ablation else {}
             print()
-            print_table("ablation (in-process, same database and search function)", extra)
-        print(f"categories: {', '.join(f'{n} {name}' for n, name in CATEGORIES.items())}")
+            print_table("LoCoMo, k = 10, one scope per conversation", rows)
+            print(
+                f"recall over HTTP ({len(latencies)} requests): "
+                f"p50 {percentile(latencies, 50):.2f} ms, p95 {percentile(latencies, 95):.2f} ms"
+            )
+            found = evidence_share(questions, sections, loaded)
+            shown = sum(map(len, sections)) / len(sections)
+            print(
+                f"build_context (REST, max_tokens 2000): {found:.3f} of the evidence turns in the "
+                f"relevant section ({shown:.1f} rows on average); "
+                f"p50 {percentile(context_latencies, 50):.2f} ms, "
+                f"p95 {percentile(context_latencies, 95):.2f} ms"
+            )
+            if extra:
+                print()
+                print_table("ablation (in-process, same database and search function)", extra)
+            print(f"categories: {', '.join(f'{n} {name}' for n, name in CATEGORIES.items())}")
     finally:
-        from django.db import connections
-
-        connections.close_all()
-        stop_server(server)
-        log.close()
         if args.fresh:
             shutil.rmtree(data_dir, ignore_errors=True)
 

@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 from _django import describe, percentile, setup_for
-from _server import Api, free_port, start_server, stop_server
+from _server import Api, served
 from _serving_data import load, user_with_token
 
 
@@ -82,54 +82,47 @@ def main() -> None:
 
     os.environ.setdefault("ZM_WEB_PROCESSES", "1")
     data_dir = Path(tempfile.mkdtemp(prefix="zm-neighbours-"))
-    port = free_port()
-    log = open(data_dir / "server.log", "a")  # noqa: SIM115 (lives as long as the server)
-    server = start_server(data_dir, port, log)
-    print(f"server: manage.py serve on 127.0.0.1:{port}, ZM_DATA_DIR={data_dir}")
     try:
-        setup_for(data_dir)
-        state = load(port, 1000, 1)  # 1,000 chat turns in one scope, and a scope for writes
-        quiet = Api(port, state["token"])
-        scope, questions = state["scopes"][0], state["questions"][0]
-        heavy = user_with_token("heavy")
-        _, created = Api(port, heavy).call(
-            "POST", "/api/v1/scopes", {"name": "Heavy", "slug": "heavy", "kind": "project"}
-        )
-        recalls(quiet, scope, questions, 20)  # warm up
-        alone = recalls(quiet, scope, questions, args.recalls)
+        with served(data_dir) as port:
+            setup_for(data_dir)
+            state = load(port, 1000, 1)  # 1,000 chat turns in one scope, and a scope for writes
+            quiet = Api(port, state["token"])
+            scope, questions = state["scopes"][0], state["questions"][0]
+            heavy = user_with_token("heavy")
+            _, created = Api(port, heavy).call(
+                "POST", "/api/v1/scopes", {"name": "Heavy", "slug": "heavy", "kind": "project"}
+            )
+            recalls(quiet, scope, questions, 20)  # warm up
+            alone = recalls(quiet, scope, questions, args.recalls)
 
-        took: list[float] = []
-        writers = [
-            threading.Thread(target=write, args=(port, heavy, created["id"], args, took))
-            for _ in range(args.writers)
-        ]
-        for writer in writers:
-            writer.start()
-        beside = recalls(
-            quiet, scope, questions, 0, while_=lambda: any(w.is_alive() for w in writers)
-        )
-        for writer in writers:
-            writer.join()
+            took: list[float] = []
+            writers = [
+                threading.Thread(target=write, args=(port, heavy, created["id"], args, took))
+                for _ in range(args.writers)
+            ]
+            for writer in writers:
+                writer.start()
+            beside = recalls(
+                quiet, scope, questions, 0, while_=lambda: any(w.is_alive() for w in writers)
+            )
+            for writer in writers:
+                writer.join()
 
-        print("recalls of one user, 1,000 memories in its scope")
-        print(f"  alone                     {describe(alone)}   max {max(alone):8.2f} ms")
-        label = f"beside {args.writers} batch writers"
-        print(
-            f"  {label:<26}{describe(beside)}   max {max(beside):8.2f} ms   ({len(beside)} recalls)"
-        )
-        p50 = statistics.median(beside) / statistics.median(alone)
-        p95 = percentile(beside, 95) / percentile(alone, 95)
-        print(f"  ratio beside / alone: p50 {p50:.1f}x, p95 {p95:.1f}x")
-        print(
-            f"  batches of {args.items} x {args.chars} characters: {len(took)} written, "
-            f"median {statistics.median(took):.1f} s each"
-        )
+            print("recalls of one user, 1,000 memories in its scope")
+            print(f"  alone                     {describe(alone)}   max {max(alone):8.2f} ms")
+            label = f"beside {args.writers} batch writers"
+            print(
+                f"  {label:<26}{describe(beside)}   max {max(beside):8.2f} ms   "
+                f"({len(beside)} recalls)"
+            )
+            p50 = statistics.median(beside) / statistics.median(alone)
+            p95 = percentile(beside, 95) / percentile(alone, 95)
+            print(f"  ratio beside / alone: p50 {p50:.1f}x, p95 {p95:.1f}x")
+            print(
+                f"  batches of {args.items} x {args.chars} characters: {len(took)} written, "
+                f"median {statistics.median(took):.1f} s each"
+            )
     finally:
-        from django.db import connections
-
-        connections.close_all()
-        stop_server(server)
-        log.close()
         shutil.rmtree(data_dir, ignore_errors=True)
 
 

@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 from _chat import conversations, short_memory
 from _django import percentile, setup_for
-from _server import Api, free_port, start_baseline, start_server, stop_server
+from _server import Api, free_port, served, start_baseline
 from _serving_data import data_dir_for, prepared
 
 WARMUP = 10
@@ -130,42 +130,37 @@ def main() -> None:
     args = parser.parse_args()
 
     data_dir, state = data_dir_for(args.memories, args.scopes, args.fresh)
-    port, baseline_port = free_port(), free_port()
-    log = open(data_dir / "server.log", "a")  # noqa: SIM115 (lives as long as the server)
+    baseline_port = free_port()
     baseline_server = start_baseline(baseline_port)
-    server = start_server(data_dir, port, log, keep_rate_limit=True)
-    print(f"server: manage.py serve on 127.0.0.1:{port}, ZM_DATA_DIR={data_dir}")
     try:
-        setup_for(data_dir)
-        state = prepared(port, data_dir, state, args.memories, args.scopes)
-        requests = Requests(state, stamp=int(time.time()) % 100_000)
-        api = Api(port, state["token"])
-        empty = Api(baseline_port)
-        count = args.requests
-        base_get = timed(lambda n: empty.call("GET", "/healthz"), count)
-        base_post = timed(lambda n: empty.call("POST", "/api/v1/recall", {"query": "x"}), count)
-        baseline = statistics.median(base_get)
-        http = {
-            "GET /healthz": timed(lambda n: api.call("GET", "/healthz"), count),
-            "GET /api/v1/me": timed(lambda n: api.call("GET", "/api/v1/me"), count),
-            "recall, one scope": timed(lambda n: requests.recall_one(api.call, n), count),
-            "recall, across all scopes": timed(lambda n: requests.recall_all(api.call, n), count),
-            "build_context": timed(lambda n: requests.context(api.call, n), count),
-            "briefing": timed(lambda n: requests.briefing(api.call, n), count),
-            "remember (one memory)": timed(
-                lambda n: requests.remember(api.call, n), count, ok=(201,)
-            ),
-        }
-        batch_short = timed(lambda n: requests.batch(api.call, n, chat=False), args.batches)
-        batch_chat = timed(lambda n: requests.batch(api.call, n, chat=True), args.batches)
-        local = in_process(state, requests, count)
+        with served(data_dir, keep_rate_limit=True) as port:
+            setup_for(data_dir)
+            state = prepared(port, data_dir, state, args.memories, args.scopes)
+            requests = Requests(state, stamp=int(time.time()) % 100_000)
+            api = Api(port, state["token"])
+            empty = Api(baseline_port)
+            count = args.requests
+            base_get = timed(lambda n: empty.call("GET", "/healthz"), count)
+            base_post = timed(lambda n: empty.call("POST", "/api/v1/recall", {"query": "x"}), count)
+            baseline = statistics.median(base_get)
+            http = {
+                "GET /healthz": timed(lambda n: api.call("GET", "/healthz"), count),
+                "GET /api/v1/me": timed(lambda n: api.call("GET", "/api/v1/me"), count),
+                "recall, one scope": timed(lambda n: requests.recall_one(api.call, n), count),
+                "recall, across all scopes": timed(
+                    lambda n: requests.recall_all(api.call, n), count
+                ),
+                "build_context": timed(lambda n: requests.context(api.call, n), count),
+                "briefing": timed(lambda n: requests.briefing(api.call, n), count),
+                "remember (one memory)": timed(
+                    lambda n: requests.remember(api.call, n), count, ok=(201,)
+                ),
+            }
+            batch_short = timed(lambda n: requests.batch(api.call, n, chat=False), args.batches)
+            batch_chat = timed(lambda n: requests.batch(api.call, n, chat=True), args.batches)
+            local = in_process(state, requests, count)
     finally:
-        from django.db import connections
-
-        connections.close_all()
-        stop_server(server)
         baseline_server.kill()
-        log.close()
         if args.fresh:
             shutil.rmtree(data_dir, ignore_errors=True)
 

@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from _django import ROOT, describe
-from _server import Api, free_port, start_server, stop_server
+from _server import Api, served
 from ingest import issue_token
 
 SCRIPT = ROOT / "watcher" / "zm_watch.py"
@@ -75,11 +75,8 @@ def main() -> None:
     project = home / "src" / "shop"
     (project / ".git").mkdir(parents=True)
     paths = sessions(home, project, args.sessions, args.turns)
-    port = free_port()
     data_dir.mkdir()
-    log = (data_dir / "server.log").open("w")
-    server = start_server(data_dir, port, log)
-    try:
+    with served(data_dir) as port:
         token = issue_token(data_dir)
         config = home / ".config" / "zero-memory" / "watcher.json"
         config.parent.mkdir(parents=True)
@@ -123,9 +120,6 @@ def main() -> None:
         running.terminate()
         running.wait(timeout=30)
         idle_cpu = children_cpu() - cpu
-    finally:
-        stop_server(server)
-        log.close()
     size = sum(path.stat().st_size for path in paths)
     print(
         f"watcher bench: {args.sessions} Claude Code sessions, {args.turns} turns, {size >> 10} KiB"

@@ -4,6 +4,9 @@ Grouped by capability, each a package whose docstring says what it holds:
 
 - `models/` the tables; `schemas.py` one pydantic model per answer;
 - `selectors.py` reads of memories by id and in lists, always through `scopes.access`;
+- `jobs.py` the background-job engine that translation, extraction and judging declare on;
+- `records.py` a memory's derived rows (hash, windows) and provenance moves;
+- `activity/` the activity log: its model, writes, reads and answers, and `activity_logged`;
 - `services/` writes: remember (the one write path) and the lifecycle;
 - `recall/` hybrid recall, build_context and briefings over the token budget;
 - `canonical/` language detection and the background translation to English;
@@ -12,8 +15,7 @@ Grouped by capability, each a package whose docstring says what it holds:
 - `api/` the REST views and their URLs; `mcp/` the MCP server and tools;
 - beside them `embeddings.py`, `kinds.py` (the catalogue), (secrets are refused by
   `zeromemory.core.secrets`, which tenancy uses too),
-  `activity.py` and `activity_logged.py` (the activity log and the decorators that write it),
-  `admin.py`, `tasks.py`, and `translation.py` (django-modeltranslation's registry for kind
+  `admin.py`, `tasks.py` (the activity log's scheduled tasks), and `translation.py` (django-modeltranslation's registry for kind
   labels).
 
 The next capabilities land as siblings of these packages.

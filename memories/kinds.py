@@ -24,6 +24,11 @@ def all_kinds() -> dict[str, MemoryKind]:
     return _cache
 
 
+def kind_slugs() -> list[str]:
+    """The catalogue's kinds, in its order (for the tool contract and the extractor's tool)."""
+    return list(all_kinds())
+
+
 def kind_for_slug(slug: str, *, field: str = "kind") -> MemoryKind:
     kind = all_kinds().get(slug) if isinstance(slug, str) else None
     if kind is None:

@@ -1,6 +1,7 @@
 """One pydantic model per answer of memories: REST renders it, MCP returns it, and both the
 OpenAPI document (drf-spectacular's pydantic support) and the MCP tools' output schemas come from
-these definitions. Services, selectors and recall build them; surfaces only render.
+these definitions. A memory becomes any of them through one mapping (`MemoryFields`); services
+and selectors return domain objects, and the surfaces render them with these models.
 
 Errors are not described here: every surface answers `{"error": {"code", "message",
 "details"}}` (`zeromemory.core.errors.ErrorOut`).
@@ -8,13 +9,56 @@ Errors are not described here: every surface answers `{"error": {"code", "messag
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel
 
-from memories.models import ActivityLog, Memory
+from memories.models import Memory
 from zeromemory.core.errors import ErrorBody
+
+
+def _public_id(related: Any) -> str | None:
+    return related.public_id if related is not None else None
+
+
+# The one mapping from a memory to the fields of its answers; each answer takes those it declares.
+MEMORY_FIELDS: dict[str, Callable[[Memory], Any]] = {
+    "id": lambda m: m.public_id,
+    "scope": lambda m: m.scope.public_id,
+    "kind": lambda m: m.kind_id,
+    "content": lambda m: m.content,
+    "content_original": lambda m: m.content_original,
+    "content_lang": lambda m: m.content_lang,
+    "has_original": lambda m: m.has_original,
+    "translation_status": lambda m: m.translation_status,
+    "translation_attempts": lambda m: m.translation_attempts,
+    "translation_error": lambda m: m.translation_error,
+    "author_kind": lambda m: m.author_kind,
+    "agent_name": lambda m: m.agent_name,
+    "state": lambda m: m.state,
+    "forgotten_at": lambda m: m.forgotten_at,
+    "forgotten_reason": lambda m: m.forgotten_reason,
+    "superseded_by": lambda m: _public_id(m.superseded_by) if m.superseded_by_id else None,
+    "restored_at": lambda m: m.restored_at,
+    "created_at": lambda m: m.created_at,
+    "updated_at": lambda m: m.updated_at,
+}
+
+
+class MemoryFields(BaseModel):
+    """The base of every answer that shows a memory."""
+
+    @classmethod
+    def of(cls, memory: Memory, **extra: Any):
+        """The answer for `memory`: its declared fields through MEMORY_FIELDS, plus `extra`."""
+        fields = {
+            name: MEMORY_FIELDS[name](memory)
+            for name in cls.model_fields
+            if name in MEMORY_FIELDS and name not in extra
+        }
+        return cls(**fields, **extra)
 
 
 class SimilarOut(BaseModel):
@@ -23,7 +67,16 @@ class SimilarOut(BaseModel):
     age_days: float
 
 
-class RememberOut(BaseModel):
+class Remembered(Protocol):
+    """What remember() returns for one write (`services.remember.RememberResult`)."""
+
+    memory: Memory
+    deduplicated: bool
+    similar_existing: Sequence[Any]
+    rendered: dict[str, Any] | None
+
+
+class RememberOut(MemoryFields):
     id: str
     scope: str
     kind: str
@@ -33,6 +86,22 @@ class RememberOut(BaseModel):
     deduplicated: bool
     similar_existing: list[SimilarOut]
     created_at: datetime
+
+    @classmethod
+    def answer(cls, result: Remembered) -> RememberOut:
+        """The answer to a write; a replay answers what the first request was answered."""
+        if result.rendered is not None:
+            return cls.model_validate(result.rendered)
+        similar = [
+            SimilarOut(id=s.id, similarity=round(s.similarity, 4), age_days=s.age_days)
+            for s in result.similar_existing
+        ]
+        return cls.of(result.memory, deduplicated=result.deduplicated, similar_existing=similar)
+
+    @classmethod
+    def rendered(cls, result: Remembered) -> dict[str, Any]:
+        """The answer as the idempotency record keeps it (and a replay gives it back)."""
+        return cls.answer(result).model_dump(mode="json")
 
 
 class RememberToolOut(RememberOut):
@@ -53,11 +122,7 @@ class BatchOut(BaseModel):
     results: list[BatchItemOut]
 
 
-def _public_id(related: Any) -> str | None:
-    return related.public_id if related is not None else None
-
-
-class MemoryOut(BaseModel):
+class MemoryOut(MemoryFields):
     id: str
     scope: str
     kind: str
@@ -77,31 +142,6 @@ class MemoryOut(BaseModel):
     restored_at: datetime | None
     created_at: datetime
     updated_at: datetime
-
-    @classmethod
-    def of(cls, memory: Memory, **extra: Any) -> MemoryOut:
-        return cls(
-            id=memory.public_id,
-            scope=memory.scope.public_id,
-            kind=memory.kind_id,
-            content=memory.content,
-            content_original=memory.content_original,
-            content_lang=memory.content_lang,
-            has_original=memory.has_original,
-            translation_status=memory.translation_status,
-            translation_attempts=memory.translation_attempts,
-            translation_error=memory.translation_error,
-            author_kind=memory.author_kind,
-            agent_name=memory.agent_name,
-            state=memory.state,
-            forgotten_at=memory.forgotten_at,
-            forgotten_reason=memory.forgotten_reason,
-            superseded_by=_public_id(memory.superseded_by) if memory.superseded_by_id else None,
-            restored_at=memory.restored_at,
-            created_at=memory.created_at,
-            updated_at=memory.updated_at,
-            **extra,
-        )
 
 
 class MemoryPageOut(BaseModel):
@@ -133,7 +173,7 @@ class VersionOut(BaseModel):
     created_at: datetime
 
 
-class AbsorbedOut(BaseModel):
+class AbsorbedOut(MemoryFields):
     """A memory merged into this one (e.g. the same fact first written in another language)."""
 
     id: str
@@ -184,15 +224,7 @@ class MemoryDetailOut(MemoryOut):
                 )
                 for version in memory.versions.all()
             ],
-            absorbed_memories=[
-                AbsorbedOut(
-                    id=other.public_id,
-                    content=other.content,
-                    content_original=other.content_original,
-                    content_lang=other.content_lang,
-                )
-                for other in memory.supersedes.all()
-            ],
+            absorbed_memories=[AbsorbedOut.of(other) for other in memory.supersedes.all()],
         )
 
 
@@ -240,42 +272,3 @@ class ContextOut(BaseModel):
     tokens: int
     sections: list[SectionOut]
     markdown: str
-
-
-class ActivityOut(BaseModel):
-    id: str
-    operation: str
-    surface: str
-    token: str | None
-    client_name: str
-    scopes: list[str]
-    query: str
-    options: dict[str, Any]
-    results: list[dict[str, Any]]
-    latency_ms: float
-    outcome: str
-    error_code: str
-    created_at: datetime
-
-    @classmethod
-    def of(cls, row: ActivityLog) -> ActivityOut:
-        return cls(
-            id=row.public_id,
-            operation=row.operation,
-            surface=row.surface,
-            token=_public_id(row.token),
-            client_name=row.client_name,
-            scopes=row.scopes,
-            query=row.query,
-            options=row.options,
-            results=row.results,
-            latency_ms=row.latency_ms,
-            outcome=row.outcome,
-            error_code=row.error_code,
-            created_at=row.created_at,
-        )
-
-
-class ActivityPageOut(BaseModel):
-    results: list[ActivityOut]
-    next_cursor: str | None

@@ -1,14 +1,16 @@
-"""Reads of memories, always from the scopes the actor may read."""
+"""Reads of memories, always from the scopes the actor may read, and which of them are disputed
+(the marks recall, context and the dashboard show)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Count, Prefetch, QuerySet, prefetch_related_objects
+from django.db.models import Count, Prefetch, Q, QuerySet, prefetch_related_objects
 from django.utils.translation import gettext as _
 
-from memories.models import Memory, MemoryState, Provenance
+from memories.models import Conflict, ConflictStatus, Memory, MemoryState, Provenance
 from scopes import access
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import Forbidden, NotFound
@@ -113,3 +115,17 @@ def translation_status_counts() -> dict[str, int]:
     only, no memory and no scope leaves, so no actor is asked for."""
     rows = Memory.objects.values_list("translation_status").annotate(n=Count("id"))
     return dict(rows.order_by("translation_status"))
+
+
+def disputed(memory_ids: Iterable[int]) -> set[int]:
+    """Which of these memories (by primary key) have an open queue item."""
+    ids = list(memory_ids)
+    if not ids:
+        return set()
+    rows = Conflict.objects.filter(status=ConflictStatus.OPEN).filter(
+        Q(memory_a_id__in=ids) | Q(memory_b_id__in=ids)
+    )
+    found = set()
+    for a, b in rows.values_list("memory_a_id", "memory_b_id"):
+        found.update({a, b})
+    return found & set(ids)

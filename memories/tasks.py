@@ -1,11 +1,11 @@
-"""django-q2 tasks of the activity log. Each calls a service.
+"""django-q2 tasks of the activity log, at the path its schedules name. Each calls a service.
 
 Canonicalization's tasks are in `memories.canonical.tasks`.
 """
 
 from __future__ import annotations
 
-from memories import activity
+from memories.activity import log as activity
 
 
 def prune_activity() -> int:

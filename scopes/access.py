@@ -31,9 +31,9 @@ from __future__ import annotations
 from django.db.models import Count, F, IntegerField, OuterRef, QuerySet, Subquery
 from django.utils.translation import gettext as _
 
-from scopes.models import ApiToken, Membership, Role, Scope
+from scopes.models import ApiToken, Membership, Role, Scope, ScopeKind
 from zeromemory.core.actor import Actor
-from zeromemory.core.errors import Forbidden, NotFound
+from zeromemory.core.errors import Forbidden, NotFound, ValidationFailed
 
 
 def _scopes_with_role(actor: Actor, minimum: Role) -> QuerySet[Scope]:
@@ -155,3 +155,14 @@ def writable_scope(actor: Actor, public_id: str) -> Scope:
 
 def administrable_scope(actor: Actor, public_id: str) -> Scope:
     return _require(actor, public_id, Role.ADMIN, _("This needs the admin role in this scope."))
+
+
+def personal_scope(actor: Actor) -> Scope:
+    """The actor's personal scope, where a write that names no scope goes, if it may write it."""
+    scope = writable_scopes(actor).filter(kind=ScopeKind.PERSONAL).first()
+    if scope is None:
+        require_write_access(actor)
+        raise ValidationFailed(
+            "scope", _("Name a scope: this token cannot write your personal one.")
+        )
+    return scope

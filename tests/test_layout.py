@@ -33,7 +33,8 @@ ALLOWED = (
     "memories/selectors.py",
     "memories/services/",
     "memories/recall/",
-    "memories/activity.py",  # the activity log's own selector and writes
+    "memories/activity/",  # the activity log's own selector and writes
+    "memories/records.py",  # a memory's windows and provenance, written by the services below them
     "memories/canonical/service.py",  # the background pass, by memory id
     "memories/capture/",  # ingest's ledger and extraction, as the chunk's user
     "memories/hygiene/",  # the scan over every scope, the judge by pair id, the review queue

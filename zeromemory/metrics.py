@@ -20,7 +20,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from zeromemory.core.metrics import OPERATION_SECONDS, REQUEST_SECONDS, REQUESTS
+from zeromemory.core.metrics import JOB_OUTCOMES, OPERATION_SECONDS, REQUEST_SECONDS, REQUESTS
 
 
 class DatabaseCollector(Collector):
@@ -67,7 +67,7 @@ def metrics_view(request: HttpRequest) -> HttpResponse:
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         multiprocess.MultiProcessCollector(registry)  # every process's files, added up
     else:  # this process only (the directory was not set before the client library loaded)
-        for metric in (REQUESTS, REQUEST_SECONDS, OPERATION_SECONDS):
+        for metric in (REQUESTS, REQUEST_SECONDS, OPERATION_SECONDS, JOB_OUTCOMES):
             registry.register(metric)
     registry.register(DatabaseCollector())
     return HttpResponse(generate_latest(registry), content_type=CONTENT_TYPE_LATEST)

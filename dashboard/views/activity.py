@@ -7,7 +7,7 @@ from django.http import HttpRequest, HttpResponse
 
 from dashboard.common import actor_for, next_page_url, render_page
 from dashboard.forms import ActivityFilterForm
-from memories.activity import ActivityFilters, activity_list
+from memories.activity.log import ActivityFilters, activity_list
 from zeromemory.core.paging import Page
 
 PAGE_SIZE = 50

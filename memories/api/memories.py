@@ -97,9 +97,11 @@ class MemoryListView(APIView):
         actor = actor_for_request(request)
         serializer = RememberIn(data=request.data)
         serializer.is_valid(raise_exception=True)
-        result = memory_remember(actor=actor, request=serializer.to_request())
+        result = memory_remember(
+            actor=actor, request=serializer.to_request(), render=RememberOut.rendered
+        )
         code = status.HTTP_200_OK if result.deduplicated else status.HTTP_201_CREATED
-        return render(result.answer(), status=code)
+        return render(RememberOut.answer(result), status=code)
 
 
 class MemoryBatchView(APIView):
@@ -133,7 +135,11 @@ class MemoryBatchView(APIView):
                 continue
             requests.append(RememberInput(source_kind=SourceKind.REMEMBER, **validated))
             positions.append(index)
-        results = memory_remember_many(actor=actor, requests=requests) if requests else []
+        results = (
+            memory_remember_many(actor=actor, requests=requests, render=RememberOut.rendered)
+            if requests
+            else []
+        )
         for index, outcome in zip(positions, results, strict=True):
             if outcome.error is not None:
                 error = error_body(outcome.error.code, outcome.error.message, outcome.error.details)
@@ -143,7 +149,7 @@ class MemoryBatchView(APIView):
             else:
                 code = 200 if outcome.result.deduplicated else 201
                 answers[index] = BatchItemOut(
-                    index=index, status=code, memory=outcome.result.answer()
+                    index=index, status=code, memory=RememberOut.answer(outcome.result)
                 )
         return render(BatchOut(results=answers), exclude_none=True)
 

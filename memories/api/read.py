@@ -13,10 +13,11 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema
 from rest_framework import serializers
 from rest_framework.views import APIView
 
-from memories import activity
+from memories.activity import log as activity
+from memories.activity.schemas import ActivityOut, ActivityPageOut
 from memories.models import ActivityOperation, ActivityOutcome
 from memories.recall import budget, context, inputs, recall
-from memories.schemas import ActivityOut, ActivityPageOut, ContextOut, RecallOut
+from memories.schemas import ContextOut, RecallOut
 from zeromemory.core.actor import Surface, actor_for_request
 from zeromemory.core.rendering import render
 from zeromemory.core.serializers import PagedQuery, StrictCharField, StrictSerializer

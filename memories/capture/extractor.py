@@ -8,56 +8,49 @@ from typing import Any
 
 from django.conf import settings
 
+from memories.capture.gates import extractable_kinds
 from memories.models import ChunkSource
 from zeromemory.core.llm import LLMCallFailed, call_tool
 
 TOOL_NAME = "record_memories"
 MAX_OUTPUT_TOKENS = 4096
 
-TOOL: dict[str, Any] = {
-    "name": TOOL_NAME,
-    "description": "Record the memories worth keeping from the text (an empty list if none).",
-    "input_schema": {
-        "type": "object",
-        "properties": {
-            "memories": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "content": {
-                            "type": "string",
-                            "description": "The memory in English, self-contained: it names "
-                            "its subject. Code, identifiers, file paths, URLs and quoted terms "
-                            "exactly as written.",
+
+def _tool(kinds: list[str]) -> dict[str, Any]:
+    """The forced tool, its kinds those of the catalogue an extraction may propose."""
+    return {
+        "name": TOOL_NAME,
+        "description": "Record the memories worth keeping from the text (an empty list if none).",
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "memories": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "content": {
+                                "type": "string",
+                                "description": "The memory in English, self-contained: it names "
+                                "its subject. Code, identifiers, file paths, URLs and quoted terms "
+                                "exactly as written.",
+                            },
+                            "kind": {"type": "string", "enum": kinds},
+                            "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+                            "evidence": {
+                                "type": "string",
+                                "description": "The exact span of the text this memory rests on, "
+                                "copied character for character.",
+                            },
                         },
-                        "kind": {
-                            "type": "string",
-                            "enum": [
-                                "decision",
-                                "convention",
-                                "preference",
-                                "gotcha",
-                                "fact",
-                                "reference",
-                                "episode",
-                                "open_question",
-                            ],
-                        },
-                        "confidence": {"type": "number", "minimum": 0, "maximum": 1},
-                        "evidence": {
-                            "type": "string",
-                            "description": "The exact span of the text this memory rests on, "
-                            "copied character for character.",
-                        },
+                        "required": ["content", "kind", "confidence", "evidence"],
                     },
-                    "required": ["content", "kind", "confidence", "evidence"],
-                },
-            }
+                }
+            },
+            "required": ["memories"],
         },
-        "required": ["memories"],
-    },
-}
+    }
+
 
 _COMMON = """\
 You extract long-term memories for a software team's memory store from the text between \
@@ -102,7 +95,7 @@ def extract_candidates(*, text: str, source_kind: str) -> Extraction:
         model=settings.EXTRACTOR_MODEL,
         system=f"{_COMMON}\n\n{_BY_SOURCE[source_kind]}",
         user=f"<text>\n{text}\n</text>",
-        tool=TOOL,
+        tool=_tool(extractable_kinds()),
         max_tokens=MAX_OUTPUT_TOKENS,
         timeout=settings.EXTRACTOR_TIMEOUT_SECONDS,
     )

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memories.canonical.protected import mask_protected
-from memories.kinds import all_kinds
+from memories.kinds import kind_slugs
 from memories.models import ChunkSource
 
 MIN_PROSE_LETTERS = 40
@@ -58,11 +58,16 @@ def _parsed(raw: Any) -> Candidate | None:
     return Candidate(content.strip(), kind.strip(), float(confidence), evidence.strip())
 
 
+def extractable_kinds() -> list[str]:
+    """The catalogue's kinds an extraction may propose."""
+    return [slug for slug in kind_slugs() if slug not in EXCLUDED_KINDS]
+
+
 def apply_gates(
     *, candidates: list[Any], chunk_text: str, source_kind: str
 ) -> tuple[list[Candidate], Counter[str]]:
     """The candidates to write, most confident first, and why each other one was dropped."""
-    kinds = set(all_kinds()) - EXCLUDED_KINDS
+    kinds = set(extractable_kinds())
     haystack = _folded(chunk_text)
     dropped: Counter[str] = Counter()
     kept: list[Candidate] = []

@@ -20,9 +20,9 @@ from django.conf import settings
 from django.utils.translation import gettext as _
 
 from memories.models import AuthorKind, SourceKind
+from memories.schemas import RememberOut
 from memories.services.idempotency import Replays
 from memories.services.remember import RememberInput, memory_remember_many
-from memories.services.remember_input import personal_scope
 from scopes import access
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import DomainError, ValidationFailed
@@ -121,7 +121,9 @@ def _scope_key(actor: Actor, scope: str | None) -> str:
     same scope named or left out gives one key; a scope the caller cannot write keeps the name
     it was given (remember refuses each piece)."""
     try:
-        return (access.writable_scope(actor, scope) if scope else personal_scope(actor)).public_id
+        return (
+            access.writable_scope(actor, scope) if scope else access.personal_scope(actor)
+        ).public_id
     except DomainError:
         return scope or ""
 
@@ -164,7 +166,11 @@ def memory_import(
         )
         for piece in pieces
     ]
-    results = memory_remember_many(actor=actor, requests=requests) if requests else []
+    results = (
+        memory_remember_many(actor=actor, requests=requests, render=RememberOut.rendered)
+        if requests
+        else []
+    )
     answers = []
     for piece, item in zip(pieces, results, strict=True):
         if item.error is not None:

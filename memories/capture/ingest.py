@@ -13,17 +13,15 @@ import hashlib
 import re
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
-from memories.activity_logged import Logged, logs_read
-from memories.capture.service import new_claim
+from memories.activity.logged import activity_logged
+from memories.capture.service import EXTRACTION
 from memories.capture.tasks import enqueue_extraction
 from memories.models import ActivityOperation, Chunk, ChunkSource, ChunkStatus
-from memories.services.remember_input import personal_scope
 from scopes import access
 from scopes.models import Scope
 from zeromemory.core.actor import Actor
@@ -66,7 +64,7 @@ def _hash_of(request: IngestInput) -> str:
 
 def _scope(actor: Actor, request: IngestInput) -> Scope:
     if not request.scope:
-        return personal_scope(actor)
+        return access.personal_scope(actor)
     try:
         return access.writable_scope(actor, request.scope)
     except DomainError as exc:
@@ -90,26 +88,25 @@ def _check(request: IngestInput) -> None:
         )
 
 
-def _ingest_options(arguments: dict[str, Any]) -> dict[str, Any]:
-    request = arguments.get("request")
-    return {"source_kind": request.source_kind, "probe": request.probe} if request else {}
-
-
-def _asked_scope(arguments: dict[str, Any]) -> list[str]:
-    scope = getattr(arguments.get("request"), "scope", None)
-    return [scope] if isinstance(scope, str) else []
-
-
-@logs_read(ActivityOperation.INGEST, options=_ingest_options, scopes=_asked_scope)
-def chunk_ingest(*, actor: Actor, request: IngestInput) -> tuple[Ingested, Logged]:
+def chunk_ingest(*, actor: Actor, request: IngestInput) -> Ingested:
     """Store the chunk (202) or answer the one already in the caller's ledger for that scope
-    (200); one activity row either way."""
-    ingested = _ingest(actor, request)
-    chunk = ingested.chunk
-    if chunk is None:
-        return ingested, Logged(scopes=[], results=[])
-    results = [{"id": chunk.public_id, "duplicate": ingested.duplicate}]
-    return ingested, Logged(scopes=[chunk.scope.public_id], results=results)
+    (200); one activity row either way (a write: operation ingest)."""
+    scope = request.scope if isinstance(request.scope, str) else None
+    with activity_logged(
+        actor=actor,
+        operation=ActivityOperation.INGEST,
+        scopes=[scope] if scope else [],
+        options={"source_kind": request.source_kind, "probe": request.probe},
+    ) as entry:
+        ingested = _ingest(actor, request)
+        if ingested.chunk is not None:
+            entry.record(
+                scopes=[ingested.chunk.scope.public_id],
+                results=[{"id": ingested.chunk.public_id, "duplicate": ingested.duplicate}],
+            )
+        else:
+            entry.record(scopes=[])
+    return ingested
 
 
 def _redacted(value: str, found: list[str]) -> str:
@@ -149,7 +146,7 @@ def _ingest(actor: Actor, request: IngestInput) -> Ingested:
         redactions=sorted(set(redactions)),
         status=ChunkStatus.PENDING if settings.ANTHROPIC_API_KEY else ChunkStatus.WAITING_FOR_KEY,
     )
-    claim = new_claim(chunk) if chunk.status == ChunkStatus.PENDING else ""
+    claim = EXTRACTION.new_claim(chunk) if chunk.status == ChunkStatus.PENDING else ""
     try:
         with transaction.atomic():
             chunk.save(force_insert=True)

@@ -2,23 +2,14 @@
 
 from __future__ import annotations
 
-import logging
-
-from django_q.tasks import async_task
-
 from memories.capture import service
 
-logger = logging.getLogger(__name__)
-
-EXTRACT_TASK = "memories.capture.tasks.extract"
+EXTRACT_TASK = service.EXTRACTION.task
 
 
 def enqueue_extraction(*, chunk_id: int, claim: str) -> None:
     """Queue the extraction of a stored chunk (called from transaction.on_commit)."""
-    try:
-        async_task(EXTRACT_TASK, chunk_id, claim, task_name=f"extract-{chunk_id}")
-    except Exception:  # noqa: BLE001 - the chunk is stored; the sweeper queues it after the lease
-        logger.exception("could not queue the extraction of chunk %s", chunk_id)
+    service.EXTRACTION.enqueue(row_id=chunk_id, claim=claim)
 
 
 def extract(chunk_id: int, claim: str) -> str:
@@ -27,10 +18,7 @@ def extract(chunk_id: int, claim: str) -> str:
 
 def sweep_chunks() -> int:
     """Every minute: queue the chunks that are due, including those of dead workers."""
-    claimed = service.due_chunks()
-    for chunk_id, claim in claimed:
-        async_task(EXTRACT_TASK, chunk_id, claim, task_name=f"extract-{chunk_id}")
-    return len(claimed)
+    return service.EXTRACTION.sweep()
 
 
 def purge_chunks() -> int:

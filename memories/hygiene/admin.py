@@ -4,6 +4,8 @@ pairs the judge failed on. Staff act as people (rank 2); nothing here deletes a 
 
 from __future__ import annotations
 
+from functools import partial
+
 from django import forms
 from django.contrib import admin, messages
 from django.db import transaction
@@ -168,5 +170,8 @@ class ConflictAdmin(admin.ModelAdmin):
         failed = list(queryset.filter(status=ConflictStatus.FAILED))
         with transaction.atomic():
             for conflict in failed:
-                service.conflict_retry(conflict=conflict)
+                if claim := service.conflict_retry(conflict=conflict):
+                    transaction.on_commit(
+                        partial(service.JUDGING.enqueue, row_id=conflict.id, claim=claim)
+                    )
         self.message_user(request, f"{len(failed)} queued again.", messages.SUCCESS)

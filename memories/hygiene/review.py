@@ -24,7 +24,7 @@ from memories.models import (
     Relation,
     Resolution,
 )
-from memories.services.common import move_provenance, return_provenance
+from memories.records import move_provenance, return_provenance
 from memories.services.lifecycle import locked, memory_forget, memory_restore, memory_supersede
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import Conflict as ConflictError

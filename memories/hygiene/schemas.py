@@ -8,9 +8,10 @@ from pydantic import BaseModel
 
 from memories.hygiene.rules import RANKS
 from memories.models import Conflict, Memory
+from memories.schemas import MemoryFields
 
 
-class ConflictMemoryOut(BaseModel):
+class ConflictMemoryOut(MemoryFields):
     id: str
     kind: str
     content: str
@@ -23,17 +24,7 @@ class ConflictMemoryOut(BaseModel):
 
     @classmethod
     def of(cls, memory: Memory) -> ConflictMemoryOut:
-        return cls(
-            id=memory.public_id,
-            kind=memory.kind_id,
-            content=memory.content,
-            content_original=memory.content_original,
-            content_lang=memory.content_lang,
-            author_kind=memory.author_kind,
-            rank=RANKS.get(memory.author_kind, 0),
-            state=memory.state,
-            created_at=memory.created_at,
-        )
+        return super().of(memory, rank=RANKS.get(memory.author_kind, 0))
 
 
 class ConflictOut(BaseModel):

@@ -1,12 +1,12 @@
 """Reads of the review queue, always from the scopes the actor administers (a reader of the
-scope is refused, an outsider answered 404 like a missing id), and the disputed marks."""
+scope is refused, an outsider answered 404 like a missing id). The disputed marks recall shows
+are read below both, in `memories.selectors`."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 
 from memories.models import Conflict, ConflictStatus
@@ -70,17 +70,3 @@ def conflict_for_review(*, actor: Actor, public_id: str) -> Conflict:
         raise NotFound(_("No conflict with id %(id)s.") % {"id": public_id})
     access.administrable_scope(actor, conflict.scope.public_id)
     return conflict
-
-
-def disputed(memory_ids: Iterable[int]) -> set[int]:
-    """Which of these memories (by primary key) have an open queue item."""
-    ids = list(memory_ids)
-    if not ids:
-        return set()
-    rows = Conflict.objects.filter(status=ConflictStatus.OPEN).filter(
-        Q(memory_a_id__in=ids) | Q(memory_b_id__in=ids)
-    )
-    found = set()
-    for a, b in rows.values_list("memory_a_id", "memory_b_id"):
-        found.update({a, b})
-    return found & set(ids)

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import logging
 
-from django_q.tasks import async_task
-
 from memories.hygiene import scan as scanning
 from memories.hygiene import service
 
 logger = logging.getLogger(__name__)
 
-JUDGE_TASK = "memories.hygiene.tasks.judge"
+JUDGE_TASK = service.JUDGING.task
 
 
 def judge(conflict_id: int, claim: str) -> str:
@@ -20,10 +18,7 @@ def judge(conflict_id: int, claim: str) -> str:
 
 def sweep_conflicts() -> int:
     """Every minute: queue the pairs that are due, including those of dead workers."""
-    claimed = service.due_conflicts()
-    for conflict_id, claim in claimed:
-        async_task(JUDGE_TASK, conflict_id, claim, task_name=f"judge-{conflict_id}")
-    return len(claimed)
+    return service.JUDGING.sweep()
 
 
 def scan() -> int:

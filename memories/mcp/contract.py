@@ -5,10 +5,15 @@ the whole conversation in view, so its own English rendering is cheap and usuall
 than a translation made later by the server; the server still detects the language of every write
 and canonicalizes what arrives in another language, and it never rewrites a query. Each
 description stays under 2 KB (a test checks) because clients load every description into the
-model's context on every turn.
+model's context on every turn. The kinds come from the catalogue (staff edit it): `KINDS` stands
+for them here, and the server fills it in each time it lists its tools.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
+
+KINDS = "{kinds}"
 
 SERVER_INSTRUCTIONS = """\
 zero-memory is long-term memory shared across your sessions and your team. Call briefing at the \
@@ -34,7 +39,7 @@ Content in another language is still accepted: it is stored at once with transla
 One self-contained fact per call: say which project, component or person it concerns. Secrets \
 (keys, passwords, tokens) are refused.
 
-- kind: decision, convention, preference, gotcha, reference, fact, episode, task or open_question.
+- kind: one of {kinds}.
 - scope: a scope id from list_scopes; omit it for your personal scope.
 - conversation_id, source_path: where the knowledge came from.
 - idempotency_key: a retry with the same key returns the first answer instead of writing again.
@@ -55,8 +60,7 @@ simply matches poorly.
 
 - query: a few words or a question, up to 4000 characters.
 - scopes: scope ids from list_scopes to search in; omit to search every scope you can read.
-- kinds: only these kinds (decision, convention, preference, gotcha, reference, fact, episode, \
-task, open_question).
+- kinds: only these kinds ({kinds}).
 - k: how many hits, 1 to 50 (default 10).
 
 Returns hits with id, content, kind, scope, score, similarity, age_days and has_original (true \
@@ -182,3 +186,9 @@ DESCRIPTIONS = {
     "resolve_conflict": RESOLVE_CONFLICT,
     "challenge": CHALLENGE,
 }
+
+
+def described(description: str, kinds: Iterable[str]) -> str:
+    """A tool's description with the catalogue's kinds in place of `KINDS` (named in general
+    when the catalogue could not be read)."""
+    return description.replace(KINDS, ", ".join(kinds) or "the catalogue's kinds")

@@ -26,10 +26,11 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp_types import CallToolResult, InputRequiredResult, TextContent
+from mcp_types import CallToolResult, InputRequiredResult, TextContent, Tool
 from pydantic import BaseModel, ValidationError
 
 from memories import selectors
+from memories.kinds import kind_slugs
 from memories.mcp import contract
 from memories.mcp.auth import current_credential
 from memories.models import Memory
@@ -179,6 +180,18 @@ class ZeroMemoryServer(MCPServer):
         parameters = inspect.signature(fn).parameters
         self.tool_arguments[name] = {p for p in parameters if p != "ctx"}
         super().add_tool(fn, name=name, **kwargs)
+
+    async def list_tools(self) -> list[Tool]:
+        """The tools, their descriptions naming the kinds the catalogue has now."""
+        try:
+            kinds = await sync_to_async(kind_slugs, thread_sensitive=True)()
+        except Exception:  # noqa: BLE001 - the tools are listed even without the catalogue
+            logger.warning("the kinds catalogue could not be read to describe the tools")
+            kinds = []
+        tools = await super().list_tools()
+        for tool in tools:
+            tool.description = contract.described(tool.description or "", kinds)
+        return tools
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context | None = None

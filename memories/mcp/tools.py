@@ -25,7 +25,7 @@ from memories.mcp.server import ZeroMemoryServer, memory_to_change, run_tool
 from memories.models import SourceKind, TranslationStatus
 from memories.recall import budget, context, inputs
 from memories.recall.recall import recall as hybrid_recall
-from memories.schemas import ContextOut, MemoryOut, RecallOut, RememberToolOut
+from memories.schemas import ContextOut, MemoryOut, RecallOut, RememberOut, RememberToolOut
 from memories.services import lifecycle
 from memories.services.remember import RememberInput, memory_remember
 from scopes import selectors as scope_selectors
@@ -73,7 +73,7 @@ async def remember(
         ),
     ],
     kind: Annotated[
-        str, Field(max_length=32, description="decision, convention, preference, gotcha, ...")
+        str, Field(max_length=32, description="One of the kinds the description lists.")
     ],
     scope: Annotated[
         str | None,
@@ -102,7 +102,8 @@ async def remember(
     )
 
     def work(actor: Actor) -> RememberToolOut:
-        answer = memory_remember(actor=actor, request=request).answer()
+        result = memory_remember(actor=actor, request=request, render=RememberOut.rendered)
+        answer = RememberOut.answer(result)
         pending = answer.translation_status == TranslationStatus.PENDING
         return RememberToolOut(**dict(answer), notice=PENDING_NOTICE if pending else None)
 

@@ -4,7 +4,7 @@ Memories are add-only. Nothing deletes one: forget and supersede set `valid` to 
 why; restore sets it back.
 """
 
-from memories.models.activity import ActivityLog, ActivityOperation, ActivityOutcome
+from memories.activity.models import ActivityLog, ActivityOperation, ActivityOutcome
 from memories.models.catalogue import (
     AUTHOR_RANKS,
     EMBEDDING_DIMENSIONS,

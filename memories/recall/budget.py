@@ -11,8 +11,8 @@ from typing import Any
 from django.utils.translation import gettext as _
 
 from memories import embeddings
-from memories.hygiene.selectors import disputed
 from memories.schemas import ContextOut, RowOut, SectionOut
+from memories.selectors import disputed
 from zeromemory.core.errors import ValidationFailed
 
 MIN_TOKENS = 100

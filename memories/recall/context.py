@@ -20,11 +20,10 @@ A memory shows up once, in the first section that has it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from django.utils.translation import gettext as _
 
-from memories.activity_logged import Logged, logs_read
+from memories.activity.logged import activity_logged
 from memories.models import ActivityOperation
 from memories.recall.budget import (
     DEFAULT_TOKENS,
@@ -42,64 +41,75 @@ from memories.recall.sections import candidate_limit, important_rows, sections_a
 from zeromemory.core.actor import Actor
 
 
-def _budget(arguments: dict[str, Any]) -> dict[str, Any]:
-    return {"max_tokens": arguments.get("max_tokens", DEFAULT_TOKENS)}
-
-
-@logs_read(ActivityOperation.BUILD_CONTEXT, query=lambda args: args.get("topic"), options=_budget)
 def build_context(
     *,
     actor: Actor,
     topic: str,
     max_tokens: int = DEFAULT_TOKENS,
     scopes: Sequence[str] | None = None,
-) -> tuple[Context, Logged]:
+) -> Context:
     """Context for an agent about to work on `topic`, in at most `max_tokens` tokens."""
-    validate_query(topic, field_name="topic")
-    max_tokens = validate_max_tokens(max_tokens)
-    selection = select_scopes(actor=actor, scopes=scopes)
-    k = candidate_limit(max_tokens * SHARES["focus"], per_row=50, lo=5, hi=50)
-    hits = search(query=topic, selection=selection, k=k)
-    focus = Section(
-        "relevant",
-        _("Relevant to the topic"),
-        SHARES["focus"],
-        [
-            Candidate(hit.pk, hit.id, hit.kind, hit.scope, hit.content, hit.age_days, hit.score)
-            for hit in hits
-            if hit.fts_matched or (hit.similarity or 0.0) >= MIN_RELEVANT_SIMILARITY
-        ],
-    )
-    context = assemble(
-        title=_("Context"),
-        topic=topic,
-        max_tokens=max_tokens,
-        sections=sections_after(focus, selection, max_tokens),
-    )
-    # Only the rows found for the topic count as recalled.
-    recalled = [row.candidate.pk for row in context.sections[0].rows]
-    return context, Logged(selection.requested, context.result_ids(), recalled)
+    with activity_logged(
+        actor=actor,
+        operation=ActivityOperation.BUILD_CONTEXT,
+        query=topic,
+        scopes=scopes,
+        options={"max_tokens": max_tokens},
+    ) as entry:
+        validate_query(topic, field_name="topic")
+        max_tokens = validate_max_tokens(max_tokens)
+        selection = select_scopes(actor=actor, scopes=scopes)
+        k = candidate_limit(max_tokens * SHARES["focus"], per_row=50, lo=5, hi=50)
+        hits = search(query=topic, selection=selection, k=k)
+        focus = Section(
+            "relevant",
+            _("Relevant to the topic"),
+            SHARES["focus"],
+            [
+                Candidate(hit.pk, hit.id, hit.kind, hit.scope, hit.content, hit.age_days, hit.score)
+                for hit in hits
+                if hit.fts_matched or (hit.similarity or 0.0) >= MIN_RELEVANT_SIMILARITY
+            ],
+        )
+        context = assemble(
+            title=_("Context"),
+            topic=topic,
+            max_tokens=max_tokens,
+            sections=sections_after(focus, selection, max_tokens),
+        )
+        # Only the rows found for the topic count as recalled.
+        recalled = [row.candidate.pk for row in context.sections[0].rows]
+        entry.record(
+            scopes=selection.requested, results=context.result_ids(), recalled_ids=recalled
+        )
+    return context
 
 
-@logs_read(ActivityOperation.BRIEFING, options=_budget)
 def briefing(
     *, actor: Actor, max_tokens: int = DEFAULT_TOKENS, scopes: Sequence[str] | None = None
-) -> tuple[Context, Logged]:
+) -> Context:
     """A session-start briefing: build_context without a topic.
 
     Its rows do not bump recall counts: the briefing ranks by them, and counting its own
     answers would keep the same memories on top forever.
     """
-    max_tokens = validate_max_tokens(max_tokens)
-    selection = select_scopes(actor=actor, scopes=scopes)
-    limit = candidate_limit(max_tokens * SHARES["focus"], per_row=25, lo=10, hi=400)
-    focus = Section(
-        "important", _("Most important"), SHARES["focus"], important_rows(selection, limit)
-    )
-    context = assemble(
-        title=_("Session briefing"),
-        topic=None,
-        max_tokens=max_tokens,
-        sections=sections_after(focus, selection, max_tokens),
-    )
-    return context, Logged(selection.requested, context.result_ids())
+    with activity_logged(
+        actor=actor,
+        operation=ActivityOperation.BRIEFING,
+        scopes=scopes,
+        options={"max_tokens": max_tokens},
+    ) as entry:
+        max_tokens = validate_max_tokens(max_tokens)
+        selection = select_scopes(actor=actor, scopes=scopes)
+        limit = candidate_limit(max_tokens * SHARES["focus"], per_row=25, lo=10, hi=400)
+        focus = Section(
+            "important", _("Most important"), SHARES["focus"], important_rows(selection, limit)
+        )
+        context = assemble(
+            title=_("Session briefing"),
+            topic=None,
+            max_tokens=max_tokens,
+            sections=sections_after(focus, selection, max_tokens),
+        )
+        entry.record(scopes=selection.requested, results=context.result_ids())
+    return context

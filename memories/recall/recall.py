@@ -47,8 +47,7 @@ from django.db import connection
 from pydantic import Field
 
 from memories import embeddings
-from memories.activity_logged import Logged, logs_read
-from memories.hygiene.selectors import disputed
+from memories.activity.logged import activity_logged
 from memories.models import ActivityOperation
 from memories.recall.inputs import (
     DEFAULT_K,
@@ -62,6 +61,7 @@ from memories.recall.inputs import (
 from memories.recall.sql import IDF_ROW_LIMIT, MIN_EF_SEARCH, PRODUCT, Tuning
 from memories.recall.statement import rows_statement, statement
 from memories.schemas import HitOut
+from memories.selectors import disputed
 from zeromemory.core.actor import Actor
 from zeromemory.core.sql import vector_literal
 
@@ -168,24 +168,18 @@ def search(
     ]
 
 
-def _recall_options(arguments: dict[str, Any]) -> dict[str, Any]:
-    k, kinds = arguments.get("k", DEFAULT_K), arguments.get("kinds")
+def _recall_options(k: Any, kinds: Any, mode: Any) -> dict[str, Any]:
     options: dict[str, Any] = {
         "k": k if isinstance(k, int) else None,
         "kinds": [str(kind) for kind in kinds]
         if isinstance(kinds, list | tuple) and kinds
         else None,
     }
-    if arguments.get("mode", "hybrid") != "hybrid":
-        options["mode"] = arguments["mode"]
+    if mode != "hybrid":
+        options["mode"] = mode
     return options
 
 
-@logs_read(
-    ActivityOperation.RECALL,
-    query=lambda arguments: arguments.get("query"),
-    options=_recall_options,
-)
 def recall(
     *,
     actor: Actor,
@@ -194,25 +188,32 @@ def recall(
     kinds: Sequence[str] | None = None,
     k: int = DEFAULT_K,
     mode: str = "hybrid",
-) -> tuple[list[Hit], Logged]:
+) -> list[Hit]:
     """The k best valid memories for the query among the scopes the actor may read.
 
     `scopes` narrows the search (each must be readable: 404 otherwise); `kinds` filters by
     kind; `mode` picks both legs (the default) or one of them (the bench compares them).
     Every call, refused ones included, writes one activity row.
     """
-    validate_query(query)
-    k = validate_k(k)
-    kind_slugs = validate_kinds(kinds)
-    selection = select_scopes(actor=actor, scopes=scopes)
-    hits = search(query=query, selection=selection, kinds=kind_slugs, k=k, mode=mode)
-    # Marked here, not in search(): build_context marks all its sections at once.
-    marked = disputed(hit.pk for hit in hits)
-    for hit in hits:
-        hit.disputed = hit.pk in marked
-    logged = Logged(
-        scopes=selection.requested,
-        results=[{"id": hit.id, "score": hit.score} for hit in hits],
-        recalled_ids=[hit.pk for hit in hits],
-    )
-    return hits, logged
+    with activity_logged(
+        actor=actor,
+        operation=ActivityOperation.RECALL,
+        query=query,
+        scopes=scopes,
+        options=_recall_options(k, kinds, mode),
+    ) as entry:
+        validate_query(query)
+        k = validate_k(k)
+        kind_slugs = validate_kinds(kinds)
+        selection = select_scopes(actor=actor, scopes=scopes)
+        hits = search(query=query, selection=selection, kinds=kind_slugs, k=k, mode=mode)
+        # Marked here, not in search(): build_context marks all its sections at once.
+        marked = disputed(hit.pk for hit in hits)
+        for hit in hits:
+            hit.disputed = hit.pk in marked
+        entry.record(
+            scopes=selection.requested,
+            results=[{"id": hit.id, "score": hit.score} for hit in hits],
+            recalled_ids=[hit.pk for hit in hits],
+        )
+    return hits

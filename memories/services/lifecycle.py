@@ -8,12 +8,13 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from memories.canonical.language import detect_language
-from memories.canonical.service import new_claim
+from memories.canonical.service import TRANSLATION
 from memories.canonical.tasks import enqueue_canonicalization
 from memories.embeddings import embed_contents
 from memories.kinds import kind_for_slug
 from memories.models import Memory, MemoryVersion, TranslationStatus
-from memories.services.common import clean_content, content_hash, save_windows
+from memories.records import content_hash, save_windows
+from memories.services.remember_input import clean_content
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import Conflict, ValidationFailed
 from zeromemory.core.secrets import refuse_secrets
@@ -91,7 +92,9 @@ def memory_edit(
             memory.embedding = embedded.vector
             save_windows(memory=memory, embedded=embedded, replace=True)
             claim = (
-                new_claim(memory) if memory.translation_status == TranslationStatus.PENDING else ""
+                TRANSLATION.new_claim(memory)
+                if memory.translation_status == TranslationStatus.PENDING
+                else ""
             )
             memory.translation_claim = claim
         try:

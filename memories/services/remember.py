@@ -14,6 +14,7 @@ again item by item, and each item then absorbs into (or replays) what the other 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -22,8 +23,8 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from memories.activity_logged import logs_remember
-from memories.canonical.service import new_claim
+from memories.activity.logged import logs_remember
+from memories.canonical.service import TRANSLATION
 from memories.canonical.tasks import enqueue_canonicalization
 from memories.embeddings import embed_contents
 from memories.models import (
@@ -36,16 +37,9 @@ from memories.models import (
     Relation,
     TranslationStatus,
 )
-from memories.schemas import RememberOut, SimilarOut
+from memories.records import window_rows
 from memories.services import duplicates, idempotency
-from memories.services.common import window_rows
-from memories.services.remember_input import (
-    Prepared,
-    RememberInput,
-    prepare,
-    refuse_nul,
-    scope_for,
-)
+from memories.services.remember_input import Prepared, RememberInput, prepare, refuse_nul, scope_for
 from scopes import access
 from scopes.models import Scope
 from zeromemory.core.actor import Actor
@@ -60,27 +54,15 @@ class RememberResult:
     deduplicated: bool
     similar_existing: list[duplicates.SimilarMemory] = field(default_factory=list)
     replayed: bool = False
+    rendered: dict[str, Any] | None = None  # a replay: what the first request was answered
 
     @property
     def created(self) -> bool:
         return not self.deduplicated
 
-    def answer(self) -> RememberOut:
-        memory = self.memory
-        return RememberOut(
-            id=memory.public_id,
-            scope=memory.scope.public_id,
-            kind=memory.kind_id,
-            content=memory.content,
-            content_lang=memory.content_lang,
-            translation_status=memory.translation_status,
-            deduplicated=self.deduplicated,
-            similar_existing=[
-                SimilarOut(id=s.id, similarity=round(s.similarity, 4), age_days=s.age_days)
-                for s in self.similar_existing
-            ],
-            created_at=memory.created_at,
-        )
+
+# How the caller answers a result; the idempotency record keeps it, and a replay answers it again.
+Render = Callable[[RememberResult], dict[str, Any]]
 
 
 @dataclass
@@ -89,9 +71,11 @@ class BatchItemResult:
     error: DomainError | None = None
 
 
-def memory_remember(*, actor: Actor, request: RememberInput) -> RememberResult:
+def memory_remember(
+    *, actor: Actor, request: RememberInput, render: Render | None = None
+) -> RememberResult:
     """Remember one memory; raises DomainError for bad input or access."""
-    [item] = memory_remember_many(actor=actor, requests=[request])
+    [item] = memory_remember_many(actor=actor, requests=[request], render=render)
     if item.error is not None:
         raise item.error
     return item.result
@@ -101,7 +85,11 @@ def _replayed(answer: dict[str, Any]) -> RememberResult:
     memory = Memory.objects.select_related("scope").get(public_id=answer["id"])
     similar = [duplicates.SimilarMemory(**item) for item in answer.get("similar_existing", [])]
     return RememberResult(
-        memory=memory, deduplicated=answer["deduplicated"], similar_existing=similar, replayed=True
+        memory=memory,
+        deduplicated=answer["deduplicated"],
+        similar_existing=similar,
+        replayed=True,
+        rendered=answer,
     )
 
 
@@ -144,7 +132,11 @@ def _provenance_row(actor: Actor, prepared: Prepared, memory: Memory, *, absorbe
 
 
 def _commit(
-    actor: Actor, prepared: dict[int, Prepared], items: list[BatchItemResult], stale: list[int]
+    actor: Actor,
+    prepared: dict[int, Prepared],
+    items: list[BatchItemResult],
+    stale: list[int],
+    render: Render | None,
 ) -> None:
     """The whole batch in a few statements; raises IntegrityError when a concurrent write won."""
     existing = duplicates.identical_many(list(prepared.values()))
@@ -177,14 +169,14 @@ def _commit(
             )
         )
         claims = {
-            memory.id: new_claim(memory)
+            memory.id: TRANSLATION.new_claim(memory)
             for memory in created.values()
             if memory.translation_status == TranslationStatus.PENDING
         }
         if claims:
             Memory.objects.bulk_update(
                 [m for m in created.values() if m.id in claims],
-                ["translation_claim", "translation_lease_until"],
+                [TRANSLATION.f("claim"), TRANSLATION.f("lease_until")],
             )
         MemoryWindow.objects.bulk_create(
             row
@@ -221,7 +213,7 @@ def _commit(
             idempotency.new_record(
                 actor=actor,
                 request=item.request,
-                answer=items[index].result.answer().model_dump(mode="json"),
+                answer=render(items[index].result),
             )
             for index, item in prepared.items()
             if item.request.idempotency_key
@@ -233,7 +225,11 @@ def _commit(
 
 
 def _commit_each(
-    actor: Actor, prepared: dict[int, Prepared], items: list[BatchItemResult], stale: list[int]
+    actor: Actor,
+    prepared: dict[int, Prepared],
+    items: list[BatchItemResult],
+    stale: list[int],
+    render: Render | None,
 ) -> None:
     """After a lost race: the same algorithm item by item, now seeing what the winner wrote."""
     for index, item in prepared.items():
@@ -245,7 +241,7 @@ def _commit_each(
                 items[index].result = _replayed(answer)
                 continue
             try:
-                _commit(actor, {index: item}, items, stale)
+                _commit(actor, {index: item}, items, stale, render)
             except IntegrityError:
                 if key:  # the key was taken by a request whose answer this caller cannot read
                     raise idempotency.key_conflict() from None
@@ -255,8 +251,13 @@ def _commit_each(
 
 
 @logs_remember
-def memory_remember_many(*, actor: Actor, requests: list[RememberInput]) -> list[BatchItemResult]:
-    """Remember several memories; each succeeds or fails on its own. Embeds in one batch."""
+def memory_remember_many(
+    *, actor: Actor, requests: list[RememberInput], render: Render | None = None
+) -> list[BatchItemResult]:
+    """Remember several memories; each succeeds or fails on its own. Embeds in one batch.
+
+    `render` is how the caller answers a result: a request under an idempotency key needs it (its
+    record keeps the rendering, and its retry is answered the same)."""
     access.require_write_access(actor)
     items = [BatchItemResult(error=refuse_nul(request)) for request in requests]
     keys = [
@@ -290,7 +291,7 @@ def memory_remember_many(*, actor: Actor, requests: list[RememberInput]) -> list
         return items
     stale = replays.stale_ids(seen_keys)
     try:
-        _commit(actor, prepared, items, stale)
+        _commit(actor, prepared, items, stale, render)
     except IntegrityError:
-        _commit_each(actor, prepared, items, stale)
+        _commit_each(actor, prepared, items, stale, render)
     return items

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.utils.translation import gettext as _
 
 from memories.canonical.language import detect_language
@@ -20,9 +21,9 @@ from memories.models import (
     TranslationStatus,
     authenticated_author_kind,
 )
-from memories.services.common import clean_content, content_hash
+from memories.records import content_hash
 from scopes import access
-from scopes.models import Scope, ScopeKind
+from scopes.models import Scope
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import DomainError, ValidationFailed
 from zeromemory.core.secrets import refuse_secrets
@@ -79,14 +80,17 @@ def refuse_nul(request: RememberInput) -> DomainError | None:
     return None
 
 
-def personal_scope(actor: Actor) -> Scope:
-    scope = access.writable_scopes(actor).filter(kind=ScopeKind.PERSONAL).first()
-    if scope is None:
-        access.require_write_access(actor)
+def clean_content(content: object) -> str:
+    """A memory's text as it is stored: stripped, not empty, within MAX_MEMORY_CHARS."""
+    text = content.strip() if isinstance(content, str) else ""
+    if not text:
+        raise ValidationFailed("content", _("Content is empty."))
+    if len(text) > settings.MAX_MEMORY_CHARS:
         raise ValidationFailed(
-            "scope", _("Name a scope: this token cannot write your personal one.")
+            "content",
+            _("Content is longer than %(n)d characters.") % {"n": settings.MAX_MEMORY_CHARS},
         )
-    return scope
+    return text
 
 
 def scope_for(actor: Actor, request: RememberInput, cache: dict) -> Scope:
@@ -97,7 +101,7 @@ def scope_for(actor: Actor, request: RememberInput, cache: dict) -> Scope:
             cache[key] = (
                 access.writable_scope(actor, request.scope)
                 if request.scope
-                else personal_scope(actor)
+                else access.personal_scope(actor)
             )
         except DomainError as exc:
             cache[key] = exc.naming("scope") if request.scope else exc

@@ -8,7 +8,7 @@ from playwright.sync_api import expect
 
 from memories.models import Conflict, ConflictStatus, Relation
 from tests.factories import UserFactory, make_scope
-from tests.hygiene.support import write
+from tests.memories.hygiene.support import write
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -11,7 +11,7 @@ from django.utils import timezone
 from django_q.models import Schedule
 
 from memories import tasks
-from memories.activity import activity_prune
+from memories.activity.log import activity_prune
 from memories.models import ActivityLog, Memory
 from memories.recall.context import briefing
 from memories.recall.recall import recall

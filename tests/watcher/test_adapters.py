@@ -8,7 +8,7 @@ import json
 from zmwatch.adapters import adapter_for, claude_code, codex, cursor
 from zmwatch.adapters.common import folder_name
 
-from tests.capture.support import TRANSCRIPTS, claude_code_chunk, codex_chunk
+from tests.memories.capture.support import TRANSCRIPTS, claude_code_chunk, codex_chunk
 from tests.watcher.reading import read_turns
 from tests.watcher.support import claude_line
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from zmwatch.adapters import codex, cursor
 
-from tests.capture.support import TRANSCRIPTS
+from tests.memories.capture.support import TRANSCRIPTS
 from tests.watcher.reading import read_entries, read_turns
 
 

@@ -5,7 +5,7 @@ replaced is read again from its start."""
 from __future__ import annotations
 
 from memories.models import ChunkSource
-from tests.capture.support import TRANSCRIPTS, claude_code_chunk
+from tests.memories.capture.support import TRANSCRIPTS, claude_code_chunk
 from tests.watcher.support import append, claude_line, said, stored_chunks, times_stored
 
 

@@ -9,8 +9,8 @@ import re
 import time
 
 from memories.models import ChunkStatus, Memory
-from tests.capture.support import candidate
 from tests.fakes.anthropic_api import memories_answer_from
+from tests.memories.capture.support import candidate
 from tests.served import wait_for
 from tests.watcher.support import said, stored_chunks, write_turns
 

@@ -24,6 +24,15 @@ OPERATION_SECONDS = Histogram(
     ["operation", "outcome"],
     buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
 )
+JOB_OUTCOMES = Counter(
+    "zm_job_outcomes",
+    "Background job runs (translation, extraction, judging), by job and outcome.",
+    ["job", "outcome"],
+)
+
+
+def observe_job(*, job: str, outcome: str) -> None:
+    JOB_OUTCOMES.labels(job=job, outcome=outcome).inc()
 
 
 def observe_operation(*, operation: str, outcome: str, seconds: float) -> None:

@@ -8,7 +8,7 @@ from tqdm import tqdm
 
 from memories.embeddings import embed_contents
 from memories.models import Memory
-from memories.services.common import save_windows
+from memories.records import save_windows
 
 
 class Command(BaseCommand):

@@ -9,7 +9,7 @@ import pytest
 from django.test import override_settings
 
 from memories.models import Chunk
-from tests.capture.support import chunk_of, claude_code_chunk, ingest
+from tests.memories.capture.support import chunk_of, claude_code_chunk, ingest
 
 
 def test_a_chunk_is_stored_and_answered_at_once(tenancy, writer, settings):

@@ -8,7 +8,7 @@ import pytest
 from memories.hygiene import judge
 from memories.hygiene.review import conflict_resolve
 from memories.models import ConflictAction, ConflictStatus, Provenance, Resolution
-from tests.hygiene.support import fresh, judged, relation, write
+from tests.memories.hygiene.support import fresh, judged, relation, write
 from zeromemory.core.actor import Actor
 
 

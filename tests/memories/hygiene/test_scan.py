@@ -14,7 +14,7 @@ from memories.hygiene import scan, tasks
 from memories.models import Conflict, ConflictStatus, HygieneScan
 from tests.factories import make_scope
 from tests.fakes.anthropic_api import tool_answer
-from tests.hygiene.support import relation, write
+from tests.memories.hygiene.support import relation, write
 
 DEPLOY = "We deploy to production every Friday after lunch."
 DEPLOY_GERMAN = "Wir deployen jeden Freitag nach dem Mittagessen auf die Produktionsumgebung."

@@ -1,4 +1,5 @@
-"""Pieces shared by the write services and canonicalization."""
+"""What a memory's rows derive from its text, and the provenance that moves between memories:
+shared by the write services, canonicalization and hygiene, below all three."""
 
 from __future__ import annotations
 
@@ -6,12 +7,8 @@ import hashlib
 import re
 import unicodedata
 
-from django.conf import settings
-from django.utils.translation import gettext as _
-
 from memories.embeddings import Embedded
 from memories.models import Memory, MemoryWindow, Provenance
-from zeromemory.core.errors import ValidationFailed
 
 _WHITESPACE = re.compile(r"\s+")
 
@@ -23,19 +20,6 @@ def normalize_text(text: str) -> str:
 
 def content_hash(text: str) -> str:
     return hashlib.sha256(normalize_text(text).encode("utf-8")).hexdigest()
-
-
-def clean_content(content: object) -> str:
-    """A memory's text as it is stored: stripped, not empty, within MAX_MEMORY_CHARS."""
-    text = content.strip() if isinstance(content, str) else ""
-    if not text:
-        raise ValidationFailed("content", _("Content is empty."))
-    if len(text) > settings.MAX_MEMORY_CHARS:
-        raise ValidationFailed(
-            "content",
-            _("Content is longer than %(n)d characters.") % {"n": settings.MAX_MEMORY_CHARS},
-        )
-    return text
 
 
 def window_rows(*, memory: Memory, embedded: Embedded) -> list[MemoryWindow]:

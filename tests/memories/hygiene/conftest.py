@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from memories.models import Conflict, ConflictStatus, Memory, Relation
-from tests.hygiene.support import write
+from tests.memories.hygiene.support import write
 
 
 @pytest.fixture

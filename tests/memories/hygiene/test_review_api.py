@@ -6,8 +6,8 @@ import pytest
 
 from memories.models import Conflict, ConflictStatus
 from tests.factories import make_scope, make_token
-from tests.hygiene.support import write
 from tests.mcp_inproc import call_tool, structured
+from tests.memories.hygiene.support import write
 
 
 def resolve(client, conflict, action):

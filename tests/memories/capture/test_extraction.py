@@ -10,7 +10,14 @@ from django.utils import timezone
 
 from memories.capture import service, tasks
 from memories.models import ChunkStatus, Memory, Provenance
-from tests.capture.support import (
+from tests.fakes.anthropic_api import (
+    delay,
+    malformed_tool_input,
+    memories_answer,
+    status,
+    tool_answer,
+)
+from tests.memories.capture.support import (
     DECISION,
     EVIDENCE,
     candidate,
@@ -18,13 +25,6 @@ from tests.capture.support import (
     codex_chunk,
     ingest,
     run,
-)
-from tests.fakes.anthropic_api import (
-    delay,
-    malformed_tool_input,
-    memories_answer,
-    status,
-    tool_answer,
 )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.capture.support import claude_code_chunk, run
+from tests.memories.capture.support import claude_code_chunk, run
 
 
 @pytest.fixture

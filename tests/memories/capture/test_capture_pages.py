@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from memories.models import ChunkStatus
-from tests.capture.support import DECISION, ingest
 from tests.fakes.anthropic_api import (
     memories_answer,
     status,
 )
+from tests.memories.capture.support import DECISION, ingest
 
 
 def test_the_admin_lists_chunks_and_retries_failed_ones(

@@ -11,8 +11,8 @@ from django.core.management import call_command
 
 from memories.capture.bootstrap import split_paragraphs
 from memories.models import Chunk, Memory
-from tests.capture.support import candidate
 from tests.fakes.anthropic_api import memories_answer
+from tests.memories.capture.support import candidate
 
 
 def test_paragraph_split_keeps_pieces_under_the_limit():

@@ -30,7 +30,7 @@ def queued_pair(a: Memory, b: Memory) -> tuple[Conflict, str]:
     conflict = Conflict.objects.create(
         scope=first.scope, memory_a=first, memory_b=second, status=ConflictStatus.PENDING
     )
-    claim = service.new_claim(conflict)
+    claim = service.JUDGING.new_claim(conflict)
     conflict.save(update_fields=["claim", "lease_until"])
     return conflict, claim
 

@@ -9,7 +9,7 @@ from django.utils import timezone
 from memories.hygiene import service
 from memories.models import ConflictStatus
 from tests.fakes.anthropic_api import delay, malformed_tool_input, status, text_only
-from tests.hygiene.support import judged, queued_pair, relation
+from tests.memories.hygiene.support import judged, queued_pair, relation
 
 
 @pytest.mark.parametrize(

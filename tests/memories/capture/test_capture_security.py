@@ -14,9 +14,9 @@ import pytest
 from memories.models import Chunk, ChunkStatus, Conflict, Memory, Provenance
 from scopes.models import ApiToken
 from scopes.services import token_revoke
-from tests.capture.support import DECISION, EVIDENCE, candidate, ingest, run
 from tests.factories import make_token
 from tests.fakes.anthropic_api import memories_answer
+from tests.memories.capture.support import DECISION, EVIDENCE, candidate, ingest, run
 from zeromemory.core.actor import Actor
 
 KEY_BODY = "MIIEowIBAAKCAQEAzM4rKx9QkR2vTb3BlbnNzaC1rZXk"

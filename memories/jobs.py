@@ -1,0 +1,239 @@
+"""The one background-job engine: rows of a model worked off the request path by django-q2.
+
+A job is declared once (`Job`): its model, the prefix of its queue fields on that model
+(`status`, `attempts`, `error`, `claim`, `lease_until`, `next_at`), its settings, the steps
+before the call, the call and the apply step. The engine does the rest, the same for all:
+
+1. a claim is a random token with a lease; a task runs with the claim it was queued with and
+   exchanges it for a fresh one, so a redelivered task finds its claim gone and does nothing,
+   and two workers never work one row at once;
+2. without an API key a claimed row waits (no attempt is spent) and nothing is due;
+3. the call runs outside any transaction; the apply step runs in one, on the row locked again,
+   and only if the claim is still ours (a late worker whose lease ran out writes nothing);
+4. a failed call records the attempt and its error and backs off exponentially (at least as
+   long as the server's retry-after), or fails the row at once when another attempt cannot help
+   or it was the last one; the admin's retry brings a failed row back with fresh attempts;
+5. the sweeper (a django-q2 schedule) claims what is due, including rows whose worker died
+   mid-task (their lease ran out), and queues them.
+
+Every run's outcome is counted in `zm_job_outcomes_total`, by job.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import models, transaction
+from django.utils import timezone
+from django_q.tasks import async_task
+
+from zeromemory.core.llm import LLMCallFailed
+from zeromemory.core.metrics import observe_job
+
+logger = logging.getLogger(__name__)
+
+PENDING, FAILED = "pending", "failed"
+
+
+def backoff_seconds(attempts: int, retry_after: float | None) -> float:
+    """The wait before the next attempt: doubling from ZM_TRANSLATION_BACKOFF (the one base of
+    every job), never shorter than what the server asked for."""
+    delay = settings.TRANSLATION_BACKOFF_SECONDS * (2 ** max(0, attempts - 1))
+    return max(delay, retry_after or 0)
+
+
+def _nothing_before(row: Any) -> str | None:
+    return None
+
+
+@dataclass(frozen=True)
+class Job:
+    """A declaration: what to work on, and how one row is worked."""
+
+    name: str  # for logs and the metric: "translation", "extraction", "judging"
+    model: type[models.Model]
+    task: str  # the dotted path of the django-q2 task, called with (row id, claim)
+    task_name: str  # the task's name prefix in the queue: "<task_name>-<id>"
+    settings: str  # "TRANSLATION": TRANSLATION_LEASE_SECONDS, TRANSLATION_MAX_ATTEMPTS
+    call: Callable[[Any], Any]  # the LLM call (outside any transaction); raises LLMCallFailed
+    apply: Callable[[Any, Any], str]  # (the row locked again, the call's result) -> outcome
+    before: Callable[[Any], str | None] = _nothing_before  # checks with no call; an outcome stops
+    prefix: str = ""  # of the queue fields: "translation_" on Memory
+    runnable: tuple[str, ...] = (PENDING,)  # the statuses a row is worked in
+    retryable: tuple[str, ...] = (FAILED,)  # the statuses the admin's retry takes back
+    waiting_status: str = ""  # the status a row waits for a key in, if it has one
+    waiting_error: str = ""  # else the note its error shows while it waits
+    related: tuple[str, ...] = ()  # select_related of the claimed row
+    batch: int = 100  # rows the sweeper claims at a time
+
+    def f(self, name: str) -> str:
+        """The model's name of a queue field."""
+        return self.prefix + name
+
+    def _fields(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        return {self.f(name): value for name, value in values.items()}
+
+    def _setting(self, name: str) -> Any:
+        return getattr(settings, f"{self.settings}_{name}")
+
+    def new_claim(self, row: Any, *, now: datetime | None = None) -> str:
+        """Give the row a fresh claim and lease (the caller saves them); returns the claim."""
+        claim = uuid.uuid4().hex
+        lease = (now or timezone.now()) + timedelta(seconds=self._setting("LEASE_SECONDS"))
+        setattr(row, self.f("claim"), claim)
+        setattr(row, self.f("lease_until"), lease)
+        return claim
+
+    def finish(self, row: Any, *, save: bool = True, **fields: Any) -> None:
+        """The row leaves this attempt: `fields` set, claim and lease released."""
+        fields = {**fields, self.f("claim"): "", self.f("lease_until"): None}
+        for name, value in fields.items():
+            setattr(row, name, value)
+        if save:
+            row.save(update_fields=list(fields))
+
+    def _locked(self, row_id: int, *, skip_locked: bool = False) -> Any:
+        rows = self.model.objects.select_for_update(skip_locked=skip_locked, of=("self",))
+        return rows.select_related(*self.related).filter(pk=row_id).first()
+
+    def _ours(self, row: Any, claim: str) -> bool:
+        # An empty claim is no claim: it must not match a row whose claim was released.
+        return (
+            row is not None
+            and bool(claim)
+            and getattr(row, self.f("claim")) == claim
+            and getattr(row, self.f("status")) in self.runnable
+        )
+
+    def claim(self, row_id: int, claim: str) -> Any:
+        """The row for one attempt with a fresh claim, or None when `claim` is not current."""
+        with transaction.atomic():
+            row = self._locked(row_id, skip_locked=True)
+            if not self._ours(row, claim):
+                return None
+            self.new_claim(row)
+            row.save(update_fields=[self.f("claim"), self.f("lease_until")])
+            return row
+
+    def run(self, *, row_id: int, claim: str) -> str:
+        """Work one queued row; returns what happened (for logs, tests and the metric)."""
+        outcome = self._run(row_id, claim)
+        observe_job(job=self.name, outcome=outcome)
+        return outcome
+
+    def _run(self, row_id: int, claim: str) -> str:
+        row = self.claim(row_id, claim)
+        if row is None:
+            return "not-claimed"
+        if not settings.ANTHROPIC_API_KEY:
+            self.wait_for_key(row_id=row_id, claim=getattr(row, self.f("claim")))
+            return "no-key"
+        if (stopped := self.before(row)) is not None:
+            return stopped
+        try:
+            result = self.call(row)
+        except LLMCallFailed as failure:
+            return self._failed(row, failure)
+        with transaction.atomic():
+            locked = self._locked(row_id)
+            if not self._ours(locked, getattr(row, self.f("claim"))):
+                logger.info("dropping a stale %s of %s", self.name, row_id)
+                return "stale"
+            return self.apply(locked, result)
+
+    def _failed(self, row: Any, failure: LLMCallFailed) -> str:
+        with transaction.atomic():
+            locked = self._locked(row.pk)
+            if not self._ours(locked, getattr(row, self.f("claim"))):
+                return "stale"
+            attempts = getattr(locked, self.f("attempts")) + 1
+            # A refusal another attempt cannot change (a bad key, a rejected request) fails at
+            # once; the admin's retry brings the row back once the cause is fixed.
+            final = not failure.retryable or attempts >= self._setting("MAX_ATTEMPTS")
+            delay = backoff_seconds(attempts, failure.retry_after)
+            self.finish(
+                locked,
+                **self._fields(
+                    {
+                        "attempts": attempts,
+                        "error": failure.message[:2000],
+                        "status": FAILED if final else PENDING,
+                        "next_at": None if final else timezone.now() + timedelta(seconds=delay),
+                    }
+                ),
+            )
+        outcome = "failed" if final else "retry"
+        logger.warning("%s of %s failed (%s): %s", self.name, row.pk, outcome, failure.message)
+        return outcome
+
+    def wait_for_key(self, *, row_id: int, claim: str) -> None:
+        """No key to call with: the row waits without spending an attempt, its claim released
+        (not left to run out) so that the first sweep after a key is configured takes it."""
+        waiting = {"claim": "", "lease_until": None, "next_at": None}
+        if self.waiting_status:
+            waiting["status"] = self.waiting_status
+        else:
+            waiting["error"] = self.waiting_error
+        self.model.objects.filter(pk=row_id, **{self.f("claim"): claim}).update(
+            **self._fields(waiting)
+        )
+
+    def due(self, *, limit: int | None = None) -> list[tuple[int, str]]:
+        """Claim the rows that are due (backoff over, no live lease); [(id, claim)]. Nothing is
+        due without a key."""
+        if not settings.ANTHROPIC_API_KEY:
+            return []
+        now = timezone.now()
+        statuses = [*self.runnable, *([self.waiting_status] if self.waiting_status else [])]
+        claimed = []
+        with transaction.atomic():
+            rows = (
+                self.model.objects.select_for_update(skip_locked=True)
+                .filter(**{f"{self.f('status')}__in": statuses})
+                .exclude(**{f"{self.f('next_at')}__gt": now})
+                .exclude(**{f"{self.f('lease_until')}__gt": now})
+                .order_by("id")[: limit or self.batch]
+            )
+            for row in rows:
+                if getattr(row, self.f("status")) == self.waiting_status:
+                    setattr(row, self.f("status"), PENDING)
+                claimed.append((row.id, self.new_claim(row, now=now)))
+                row.save(
+                    update_fields=[self.f(name) for name in ("status", "claim", "lease_until")]
+                )
+        return claimed
+
+    def enqueue(self, *, row_id: int, claim: str) -> None:
+        """Queue a claimed row (called from transaction.on_commit); without a key it waits."""
+        if not settings.ANTHROPIC_API_KEY:
+            self.wait_for_key(row_id=row_id, claim=claim)
+            return
+        try:
+            async_task(self.task, row_id, claim, task_name=f"{self.task_name}-{row_id}")
+        except Exception:  # noqa: BLE001 - the row is stored; the sweeper queues it after the lease
+            logger.exception("could not queue the %s of %s", self.name, row_id)
+
+    def sweep(self) -> int:
+        """Periodic: queue every row that is due, including those of dead workers."""
+        claimed = self.due()
+        for row_id, claim in claimed:
+            async_task(self.task, row_id, claim, task_name=f"{self.task_name}-{row_id}")
+        return len(claimed)
+
+    def retry(self, *, row: Any) -> str | None:
+        """A failed row back in the queue with fresh attempts (the admin's action). Returns the
+        claim for the caller to enqueue on commit, or None when the row is not retryable. The
+        claim has no lease: the sweeper may take the row first, and the queued task then finds
+        its claim gone."""
+        claim = uuid.uuid4().hex
+        fields = {"status": PENDING, "attempts": 0, "next_at": None, "error": "", "claim": claim}
+        retried = self.model.objects.filter(
+            pk=row.pk, **{f"{self.f('status')}__in": self.retryable}
+        ).update(**self._fields({**fields, "lease_until": None}))
+        return claim if retried else None
