@@ -13,10 +13,9 @@ Grouped by capability, each a package whose docstring says what it holds:
 - `capture/` ingest, extraction by an LLM off the request path, import and bootstrap;
 - `hygiene/` duplicates, supersessions and contradictions: the scan, the judge, review;
 - `api/` the REST views and their URLs; `mcp/` the MCP server and tools;
-- beside them `embeddings.py`, `kinds.py` (the catalogue), (secrets are refused by
-  `zeromemory.core.secrets`, which tenancy uses too),
-  `admin.py`, `tasks.py` (the activity log's scheduled tasks), and `translation.py` (django-modeltranslation's registry for kind
-  labels).
+- beside them `embeddings.py`, `kinds.py` (the catalogue), `admin.py`, `tasks.py` (the activity
+  log's scheduled tasks) and `translation.py` (django-modeltranslation's registry for kind
+  labels). Secrets are refused by `zeromemory.core.secrets`, which tenancy uses too.
 
 The next capabilities land as siblings of these packages.
 """
