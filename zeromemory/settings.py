@@ -88,6 +88,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # With ZM_DATABASE_REPLICA_URLS: marks read requests for the replica router, notes writes.
+    "zeromemory.core.read_requests.ReadRoutingMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -138,6 +140,27 @@ else:
 # every request.
 DATABASES["default"]["CONN_MAX_AGE"] = env_int("ZM_DB_CONN_MAX_AGE", 600, minimum=0)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# Behind PgBouncer in transaction pooling, a server-side cursor (QuerySet.iterator) could be
+# declared in one transaction and fetched on another server connection: fetch client-side.
+DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = env_bool("ZM_DB_TRANSACTION_POOLING", False)
+
+# Streaming replicas for the read paths (zeromemory.core.routing): replica1, replica2, ...
+REPLICA_MAX_LAG_SECONDS = env_int("ZM_REPLICA_MAX_LAG_SECONDS", 5, minimum=1)
+# A user's reads go to the primary this long after their write; keep it above the lag allowed.
+READ_YOUR_WRITES_SECONDS = env_int(
+    "ZM_READ_YOUR_WRITES_SECONDS", REPLICA_MAX_LAG_SECONDS + 2, minimum=1
+)
+for _n, _url in enumerate(env_list("ZM_DATABASE_REPLICA_URLS", ""), start=1):
+    import dj_database_url
+
+    DATABASES[f"replica{_n}"] = {
+        **dj_database_url.parse(_url),
+        "CONN_MAX_AGE": DATABASES["default"]["CONN_MAX_AGE"],
+        "CONN_HEALTH_CHECKS": True,
+        "OPTIONS": {"connect_timeout": 2},
+        "TEST": {"MIRROR": "default"},
+    }
+DATABASE_ROUTERS = ["zeromemory.core.routing.ReplicaRouter"] if len(DATABASES) > 1 else []
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
