@@ -59,7 +59,8 @@ def start_web(cluster: Cluster, name: str) -> subprocess.Popen:
     from scripts.zmcluster.cluster import WEB_PORT
 
     host, root = cluster.host(name), cluster.dir(name)
-    command = [sys.executable, *MANAGE, "serve", "--no-worker", "--host", "0.0.0.0"]
+    # 0.0.0.0 inside the host's namespace: its loopback and its one cluster address.
+    command = [sys.executable, *MANAGE, "serve", "--no-worker", "--host", "0.0.0.0"]  # noqa: S104
     command += ["--port", str(WEB_PORT)]
     env = cluster.app_env(name)
     process = host.start(command, log=root / "serve.log", cwd=_root(), env=env)
