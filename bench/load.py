@@ -30,6 +30,7 @@ from _serving_data import data_dir_for, prepared, user_with_token
 
 MAX_CLIENTS, MAX_SECONDS = 500, 1800
 MIX = (("recall", 0.7), ("remember", 0.2), ("context", 0.1))
+ERROR_PAUSE = 0.5  # seconds a client waits after an error answer before its next request
 
 
 @dataclass
@@ -89,6 +90,7 @@ def drive(
             client.stored.append(answer["id"])
         elif status not in (200, 201):
             client.failures.append(f"{kind} {status} {str(answer)[:200]}")
+            time.sleep(ERROR_PAUSE)
 
 
 def read_back(port: int, clients: list[Client], host: str = "127.0.0.1") -> tuple[int, int]:

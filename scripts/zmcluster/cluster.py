@@ -1,12 +1,12 @@
 """The deployment: which hosts, their addresses, and bringing them up and down.
 
-    db1     PostgreSQL primary            .11:5432
-    db2     PostgreSQL streaming replica  .12:5432   (full only)
-    pgb     PgBouncer, transaction pool   .13:6432   (full only; else the apps use db1)
-    redis   Redis, the django-q2 broker   .14:6379
-    web1/2  manage.py serve --no-worker   .21/.22:8000
-    wk1/2   manage.py qcluster            .31/.32    (the reduced cluster has wk1 only)
-    lb      HAProxy, /readyz checks       .40:80
+db1     PostgreSQL primary            .11:5432
+db2     PostgreSQL streaming replica  .12:5432   (full only)
+pgb     PgBouncer, transaction pool   .13:6432   (full only; else the apps use db1)
+redis   Redis, the django-q2 broker   .14:6379
+web1/2  manage.py serve --no-worker   .21/.22:8000
+wk1/2   manage.py qcluster            .31/.32    (the reduced cluster has wk1 only)
+lb      HAProxy, /readyz checks       .40:80
 """
 
 from __future__ import annotations

@@ -200,4 +200,3 @@ def run_all(cluster: Cluster, clients: int, seconds: float) -> dict[str, dict[st
         "replica_stop": replica_stop(bench, seconds),
         "primary_restart": primary_restart(bench, seconds + 10),
     }
-

@@ -95,6 +95,8 @@ defaults
     timeout connect 2s
     timeout client 120s
     timeout server 120s
+    timeout queue 60s
+    timeout check 5s
     retries 3
     option redispatch
     errorfile 503 {root}/503.http
@@ -105,7 +107,9 @@ backend app
     balance roundrobin
     option httpchk GET /readyz
     http-check send hdr Host {check_host}
-    default-server inter 1s fall 2 rise 2 on-marked-down shutdown-sessions
+    # At most as many requests per web host as its threads; the rest wait here, so a check
+    # is never queued behind a crowd inside a busy host and mistaken for a dead one.
+    default-server inter 1s fall 3 rise 2 maxconn {maxconn}
 {servers}
 """
 # HAProxy's own answer when no web host is ready: the API's envelope, with Retry-After.
@@ -121,7 +125,12 @@ UNAVAILABLE = (
 
 
 def haproxy(
-    host: Host, root: Path, backends: list[tuple[str, str, int]], *, port: int = 80
+    host: Host,
+    root: Path,
+    backends: list[tuple[str, str, int]],
+    *,
+    port: int = 80,
+    maxconn: int = 8,
 ) -> subprocess.Popen:
     """HAProxy in front of the web hosts, each checked on /readyz every second."""
     root.mkdir(parents=True, exist_ok=True)
@@ -130,7 +139,12 @@ def haproxy(
     config = root / "haproxy.cfg"
     config.write_text(
         HAPROXY.format(
-            root=root, address=host.address, port=port, check_host=host.address, servers=servers
+            root=root,
+            address=host.address,
+            port=port,
+            check_host=host.address,
+            servers=servers,
+            maxconn=maxconn,
         )
     )
     process = host.start([_binary("haproxy"), "-db", "-f", str(config)], log=root / "haproxy.log")
