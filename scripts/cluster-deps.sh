@@ -32,7 +32,7 @@ fi
 echo "Installing what the cluster drill needs: $missing"
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -q
-# Debian's packages would start their services at install where an init system runs; the
-# drill starts its own, so nothing is started here.
+# Where an init system runs, Debian also starts the packages' own services on 127.0.0.1; the
+# drill never uses them: it starts its own inside its namespaces.
 # shellcheck disable=SC2086 # one word per package
 $sudo apt-get install -y -q --no-install-recommends $missing

@@ -106,6 +106,12 @@ def namespaces(prefix: str) -> list[str]:
     return [line.split()[0] for line in listed if line.startswith(f"{prefix}-")]
 
 
+def links(prefix: str) -> list[str]:
+    """The cluster's interfaces in the root namespace: the bridge and the veths' root ends."""
+    listed = ip("-br", "link", "show", check=False).stdout.splitlines()
+    return [line.split()[0].split("@")[0] for line in listed if line.startswith(f"{prefix}-")]
+
+
 def destroy_network(prefix: str, hosts: list[Host]) -> None:
     """Kill every process of every host, delete the namespaces (their veths go with them) and
     the bridge."""
@@ -114,17 +120,18 @@ def destroy_network(prefix: str, hosts: list[Host]) -> None:
     deadline = time.monotonic() + 10
     while any(h.pids() for h in hosts) and time.monotonic() < deadline:
         time.sleep(0.1)
+    # Each veth pair goes with its root end: a namespace the kernel frees late keeps none.
+    for link in links(prefix):
+        ip("link", "delete", link, check=False)
     for ns in namespaces(prefix):
         ip("netns", "delete", ns, check=False)
-    ip("link", "delete", bridge_name(prefix), check=False)
 
 
 def left_behind(prefix: str, hosts: list[Host], state_dir: Path) -> list[str]:
     """What a clean `down` must not leave: namespaces, their processes, the bridge, files."""
     found = [f"namespace {ns}" for ns in namespaces(prefix)]
     found += [f"process {pid} on {h.name}" for h in hosts for pid in h.pids()]
-    if ip("link", "show", bridge_name(prefix), check=False).returncode == 0:
-        found.append(f"bridge {bridge_name(prefix)}")
+    found += [f"interface {link}" for link in links(prefix)]
     if state_dir.exists():
         found.append(f"directory {state_dir}")
     return found

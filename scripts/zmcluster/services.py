@@ -92,13 +92,19 @@ global
     maxconn 2000
 defaults
     mode http
+    log global
     timeout connect 2s
     timeout client 120s
     timeout server 120s
     timeout queue 60s
     timeout check 5s
     retries 3
-    option redispatch
+    # A refused connection is retried on another web host at once, and a host that refuses one
+    # is taken out at once, before its checks fail.
+    option redispatch 1
+    log stdout format raw local0
+    option httplog
+    option dontlog-normal
     errorfile 503 {root}/503.http
 frontend web
     bind {address}:{port}
@@ -109,7 +115,7 @@ backend app
     http-check send hdr Host {check_host}
     # At most as many requests per web host as its threads; the rest wait here, so a check
     # is never queued behind a crowd inside a busy host and mistaken for a dead one.
-    default-server inter 1s fall 3 rise 2 maxconn {maxconn}
+    default-server inter 1s fall 3 rise 2 maxconn {maxconn} observe layer4 error-limit 1 on-error mark-down
 {servers}
 """
 # HAProxy's own answer when no web host is ready: the API's envelope, with Retry-After.
