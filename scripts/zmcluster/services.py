@@ -115,7 +115,7 @@ backend app
     http-check send hdr Host {check_host}
     # At most as many requests per web host as its threads; the rest wait here, so a check
     # is never queued behind a crowd inside a busy host and mistaken for a dead one.
-    default-server inter 1s fall 3 rise 2 maxconn {maxconn} observe layer4 error-limit 1 on-error mark-down
+    default-server inter 1s fall 3 rise 2 maxconn {maxconn} {observe}
 {servers}
 """
 # HAProxy's own answer when no web host is ready: the API's envelope, with Retry-After.
@@ -151,6 +151,7 @@ def haproxy(
             check_host=host.address,
             servers=servers,
             maxconn=maxconn,
+            observe="observe layer4 error-limit 1 on-error mark-down",
         )
     )
     process = host.start([_binary("haproxy"), "-db", "-f", str(config)], log=root / "haproxy.log")
