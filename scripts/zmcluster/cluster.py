@@ -15,7 +15,6 @@ import json
 import os
 import secrets
 import shutil
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -178,7 +177,3 @@ def status(cluster: Cluster) -> dict[str, object]:
     for host in cluster.all_hosts():
         found[host.name] = {"address": host.address, "processes": len(host.pids())}
     return found
-
-
-def python() -> str:
-    return sys.executable

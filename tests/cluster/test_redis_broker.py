@@ -45,19 +45,18 @@ def redis_url(monkeypatch):
     # This process queues on the same Redis as the worker (settings read ZM_REDIS_URL at start).
     monkeypatch.setattr(Conf, "ORM", None)
     monkeypatch.setattr(Conf, "REDIS", url)
-    holder = {"server": server, "restart": lambda: None}
+    running = [server]
 
     def restart() -> None:
-        holder["server"].kill()
-        holder["server"].wait(10)
-        holder["server"] = services.redis(local, root, port=port)
+        running[0].kill()
+        running[0].wait(10)
+        running[0] = services.redis(local, root, port=port)
 
-    holder["restart"] = restart
     try:
         yield url, restart
     finally:
-        holder["server"].kill()
-        holder["server"].wait(10)
+        running[0].kill()
+        running[0].wait(10)
         shutil.rmtree(root, ignore_errors=True)
 
 
