@@ -93,10 +93,10 @@ def drive(
             time.sleep(ERROR_PAUSE)
 
 
-def read_back(port: int, clients: list[Client], host: str = "127.0.0.1") -> tuple[int, int]:
+def read_back(port: int, clients: list[Client]) -> tuple[int, int]:
     checked = missing = 0
     for client in clients:
-        api = Api(port, client.token, host)
+        api = Api(port, client.token)
         for memory_id in client.stored:
             status, _ = api.call("GET", f"/api/v1/memories/{memory_id}")
             checked += 1
