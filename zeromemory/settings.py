@@ -144,24 +144,6 @@ DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 # declared in one transaction and fetched on another server connection: fetch client-side.
 DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = env_bool("ZM_DB_TRANSACTION_POOLING", False)
 
-# Streaming replicas for the read paths (zeromemory.core.routing): replica1, replica2, ...
-REPLICA_MAX_LAG_SECONDS = env_int("ZM_REPLICA_MAX_LAG_SECONDS", 5, minimum=1)
-# A user's reads go to the primary this long after their write; keep it above the lag allowed.
-READ_YOUR_WRITES_SECONDS = env_int(
-    "ZM_READ_YOUR_WRITES_SECONDS", REPLICA_MAX_LAG_SECONDS + 2, minimum=1
-)
-for _n, _url in enumerate(env_list("ZM_DATABASE_REPLICA_URLS", ""), start=1):
-    import dj_database_url
-
-    DATABASES[f"replica{_n}"] = {
-        **dj_database_url.parse(_url),
-        "CONN_MAX_AGE": DATABASES["default"]["CONN_MAX_AGE"],
-        "CONN_HEALTH_CHECKS": True,
-        "OPTIONS": {"connect_timeout": 2},
-        "TEST": {"MIRROR": "default"},
-    }
-DATABASE_ROUTERS = ["zeromemory.core.routing.ReplicaRouter"] if len(DATABASES) > 1 else []
-
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -285,6 +267,10 @@ from zeromemory.settings_product import *  # noqa: E402, F403
 
 # How `manage.py serve` runs: web processes and threads, the django-q2 worker.
 from zeromemory.settings_serving import *  # noqa: E402, F403
+
+# Streaming replicas for the read paths (zeromemory.core.routing): replica1, replica2, ...
+DATABASES.update(replica_databases(DATABASES["default"]))  # noqa: F405
+DATABASE_ROUTERS = ["zeromemory.core.routing.ReplicaRouter"] if len(DATABASES) > 1 else []
 
 LOG_LEVEL = env_str("ZM_LOG_LEVEL", "INFO").upper()
 LOGGING = {
