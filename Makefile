@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP_INSTALL := $(PY) -m pip install --disable-pip-version-check -q
 
-.PHONY: run test lint format clean-db browser-deps
+.PHONY: run test lint format clean-db browser-deps cluster-deps
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,8 +26,12 @@ run: $(VENV)/.base-installed
 browser-deps:
 	@sh scripts/browser-deps.sh
 
-# The whole test suite on the embedded database.
-test: browser-deps $(VENV)/.dev-installed
+# Debian's redis-server, haproxy and pgbouncer for the cluster drill, the same way.
+cluster-deps:
+	@sh scripts/cluster-deps.sh
+
+# The whole test suite on the embedded database (and the reduced cluster drill, as root).
+test: browser-deps cluster-deps $(VENV)/.dev-installed
 	$(PY) -m pytest
 
 lint: $(VENV)/.dev-installed

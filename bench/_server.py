@@ -21,8 +21,8 @@ from _django import ROOT
 class Api:
     """JSON over one keep-alive HTTP connection."""
 
-    def __init__(self, port: int, token: str | None = None) -> None:
-        self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    def __init__(self, port: int, token: str | None = None, host: str = "127.0.0.1") -> None:
+        self.connection = http.client.HTTPConnection(host, port, timeout=120)
         self.token = token
 
     def call(self, method: str, path: str, body: object | None = None) -> tuple[int, dict]:
@@ -39,7 +39,10 @@ class Api:
             self.connection.request(method, path, body=payload, headers=headers)
             response = self.connection.getresponse()
         raw = response.read()
-        return response.status, (json.loads(raw) if raw else {})
+        try:
+            return response.status, (json.loads(raw) if raw else {})
+        except ValueError:  # a proxy's own error page
+            return response.status, {"raw": raw[:200].decode(errors="replace")}
 
 
 def free_port() -> int:

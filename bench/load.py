@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import http.client
 import itertools
 import random
 import statistics
@@ -29,6 +30,7 @@ from _serving_data import data_dir_for, prepared, user_with_token
 
 MAX_CLIENTS, MAX_SECONDS = 500, 1800
 MIX = (("recall", 0.7), ("remember", 0.2), ("context", 0.1))
+ERROR_PAUSE = 0.5  # seconds a client waits after an error answer before its next request
 
 
 @dataclass
@@ -39,6 +41,7 @@ class Client:
     statuses: collections.Counter = field(default_factory=collections.Counter)
     stored: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
+    answered: list[tuple[float, int]] = field(default_factory=list)  # (monotonic time, status)
 
 
 def members(state: dict, count: int) -> list[Client]:
@@ -58,8 +61,10 @@ def members(state: dict, count: int) -> list[Client]:
     return clients
 
 
-def drive(client: Client, port: int, state: dict, until: float, serials) -> None:
-    api = Api(port, client.token)
+def drive(
+    client: Client, port: int, state: dict, until: float, serials, host: str = "127.0.0.1"
+) -> None:
+    api = Api(port, client.token, host)
     rng = random.Random(client.number)
     questions = state["questions"][0]
     kinds, weights = zip(*MIX, strict=True)
@@ -75,15 +80,17 @@ def drive(client: Client, port: int, state: dict, until: float, serials) -> None
         started = time.perf_counter()
         try:
             status, answer = api.call("POST", f"/api/v1/{path}", body)
-        except OSError as exc:  # a refused or reset connection counts as an error too
+        except (OSError, http.client.HTTPException) as exc:  # refused, reset, cut: an error too
             status, answer = 0, {"error": str(exc)}
-            api = Api(port, client.token)
+            api = Api(port, client.token, host)
         client.latencies[kind].append((time.perf_counter() - started) * 1000)
         client.statuses[status] += 1
+        client.answered.append((time.monotonic(), status))
         if kind == "remember" and status == 201:
             client.stored.append(answer["id"])
         elif status not in (200, 201):
             client.failures.append(f"{kind} {status} {str(answer)[:200]}")
+            time.sleep(ERROR_PAUSE)
 
 
 def read_back(port: int, clients: list[Client]) -> tuple[int, int]:

@@ -88,6 +88,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # With ZM_DATABASE_REPLICA_URLS: marks read requests for the replica router, notes writes.
+    "zeromemory.core.read_requests.ReadRoutingMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -138,6 +140,9 @@ else:
 # every request.
 DATABASES["default"]["CONN_MAX_AGE"] = env_int("ZM_DB_CONN_MAX_AGE", 600, minimum=0)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# Behind PgBouncer in transaction pooling, a server-side cursor (QuerySet.iterator) could be
+# declared in one transaction and fetched on another server connection: fetch client-side.
+DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = env_bool("ZM_DB_TRANSACTION_POOLING", False)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -262,6 +267,10 @@ from zeromemory.settings_product import *  # noqa: E402, F403
 
 # How `manage.py serve` runs: web processes and threads, the django-q2 worker.
 from zeromemory.settings_serving import *  # noqa: E402, F403
+
+# Streaming replicas for the read paths (zeromemory.core.routing): replica1, replica2, ...
+DATABASES.update(replica_databases(DATABASES["default"]))  # noqa: F405
+DATABASE_ROUTERS = ["zeromemory.core.routing.ReplicaRouter"] if len(DATABASES) > 1 else []
 
 LOG_LEVEL = env_str("ZM_LOG_LEVEL", "INFO").upper()
 LOGGING = {

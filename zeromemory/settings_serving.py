@@ -1,4 +1,5 @@
-"""How `manage.py serve` runs: its web processes and their threads, and the django-q2 worker.
+"""How `manage.py serve` runs: its web processes and their threads, the django-q2 worker, and the
+streaming replicas its read requests may read from.
 
 Star-imported by settings.py; every knob is an environment variable listed in `.env.example`.
 """
@@ -7,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from zeromemory.core.env import env_int, env_str
+from zeromemory.core.env import env_int, env_list, env_str
 
 # Web server: ZM_WEB_PROCESSES processes (one per core by default) share one listening socket;
 # each runs Django's request handling in ZM_WEB_THREADS threads (each holding one database
@@ -37,3 +38,27 @@ REDIS_URL = env_str("ZM_REDIS_URL")
 if REDIS_URL:
     Q_CLUSTER.pop("orm")
     Q_CLUSTER["redis"] = REDIS_URL
+
+# Streaming replicas (zeromemory.core.routing): a replica further behind than the max lag is
+# skipped; a user's reads go to the primary this long after their write (keep it above the lag).
+REPLICA_URLS = env_list("ZM_DATABASE_REPLICA_URLS", "")
+REPLICA_MAX_LAG_SECONDS = env_int("ZM_REPLICA_MAX_LAG_SECONDS", 5, minimum=1)
+READ_YOUR_WRITES_SECONDS = env_int(
+    "ZM_READ_YOUR_WRITES_SECONDS", REPLICA_MAX_LAG_SECONDS + 2, minimum=1
+)
+
+
+def replica_databases(default: dict[str, object]) -> dict[str, dict[str, object]]:
+    """DATABASES entries replica1, replica2, ... (the same database as default in tests)."""
+    import dj_database_url
+
+    return {
+        f"replica{n}": {
+            **dj_database_url.parse(url),
+            "CONN_MAX_AGE": default["CONN_MAX_AGE"],
+            "CONN_HEALTH_CHECKS": True,
+            "OPTIONS": {"connect_timeout": 2},
+            "TEST": {"MIRROR": "default"},
+        }
+        for n, url in enumerate(REPLICA_URLS, start=1)
+    }

@@ -37,6 +37,7 @@ from memories.models import Memory
 from zeromemory.core.actor import Actor, Surface
 from zeromemory.core.errors import DomainError, NotFound, RateLimited, Unauthorized, error_body
 from zeromemory.core.outage import orm_call
+from zeromemory.core.routing import noting_writes
 from zeromemory.core.throttling import retry_after
 
 logger = logging.getLogger(__name__)
@@ -108,7 +109,8 @@ def _call_as_actor(
             raise Unauthorized("The token is not valid: unknown, revoked or expired.")
         actor = Actor(user=token.user, token=token, surface=Surface.MCP, client_name=client)
         _throttle(actor)
-        return work(actor)
+        with noting_writes(actor.user):
+            return work(actor)
 
 
 async def run_tool(

@@ -43,12 +43,12 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from django.db import connection
+from django.db import connections, router
 from pydantic import Field
 
 from memories import embeddings
 from memories.activity.logged import activity_logged
-from memories.models import ActivityOperation
+from memories.models import ActivityOperation, Memory
 from memories.recall.inputs import (
     DEFAULT_K,
     MODES,
@@ -97,7 +97,7 @@ def readable_rows(selection: ScopeSelection, kinds: list[str] | None) -> int:
     if cached is not None and cached[0] > now:
         return cached[1]
     sql = rows_statement(scopes=selection.array, kinds=bool(kinds))
-    with connection.cursor() as cursor:
+    with connections[router.db_for_read(Memory)].cursor() as cursor:
         cursor.execute(sql, [*([kinds] if kinds else []), IDF_ROW_LIMIT])
         rows = int(cursor.fetchone()[0])
     if rows >= ROWS_CACHE_FROM:
@@ -135,7 +135,7 @@ def search(
         kinds,
         k,
     ]
-    with connection.cursor() as cursor:
+    with connections[router.db_for_read(Memory)].cursor() as cursor:
         cursor.execute(sql, params)
         while cursor.nextset():  # the SETs answer first; the rows are in the last result
             pass

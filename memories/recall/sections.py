@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import math
 
-from django.db import connection
+from django.db import connections, router
 from django.utils.translation import gettext as _
 
+from memories.models import Memory
 from memories.recall.budget import (
     OPEN_LOOP_KINDS,
     RECALL_FACTOR,
@@ -64,7 +65,7 @@ def loop_rows(selection: ScopeSelection, limit: int) -> dict[str, list[Candidate
         limit,
     ]
     found: dict[str, list[Candidate]] = {"recent": [], "open_loops": []}
-    with connection.cursor() as cursor:
+    with connections[router.db_for_read(Memory)].cursor() as cursor:
         cursor.execute(sql, params)
         for section, pk, public_id, kind, scope, content, age_days in cursor.fetchall():
             found[section].append(
@@ -79,7 +80,7 @@ def important_rows(selection: ScopeSelection, limit: int) -> list[Candidate]:
         age=AGE_DAYS,
         decay=DECAY.format(age="a.age_days"),
     )
-    with connection.cursor() as cursor:
+    with connections[router.db_for_read(Memory)].cursor() as cursor:
         cursor.execute(sql, [RECALL_FACTOR, limit])
         return [
             Candidate(pk, public_id, kind, scope, content, float(age_days), float(score))

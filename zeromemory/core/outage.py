@@ -31,6 +31,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 from django.utils.translation import gettext as _
 
+from zeromemory.core import routing
 from zeromemory.core.errors import DomainError, error_body
 
 logger = logging.getLogger("zeromemory.outage")
@@ -66,9 +67,13 @@ def unavailable(exc: BaseException, *, alias: str = DEFAULT_DB_ALIAS) -> Unavail
     Call it in the thread that ran the query: it looks at that thread's connection."""
     if isinstance(exc, Unavailable):
         return exc
-    if not _is_outage(exc, alias):
-        return None
-    _outage_started(exc)
+    if _is_outage(exc, alias):
+        _outage_started(exc)
+    else:  # a replica lost under a read: this request fails, the next ones read the primary
+        replica = next((a for a in routing.replicas_in_use() if _is_outage(exc, a)), None)
+        if replica is None:
+            return None
+        routing.mark_down(replica, exc)
     return Unavailable(
         _("The database is unavailable; try again in a few seconds."),
         details={"retry_after": RETRY_AFTER_SECONDS},
