@@ -1,15 +1,18 @@
-"""The defects found from outside (issue 10), each reproduced through the public surface."""
+"""REST: what each kind of token may do, idempotency replays, bodies and paths, and where a write's
+authority comes from."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
-from django.test import override_settings
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from rest_framework.test import APIClient
 
 from memories.models import Memory
 from scopes.models import ApiToken
 from tests.factories import make_token
-from tests.mcp_inproc import call_tool, structured
 
 
 @pytest.fixture
@@ -21,9 +24,6 @@ def remember(client, content, **extra):
     return client.post(
         "/api/v1/memories", {"content": content, "kind": "fact", **extra}, format="json"
     )
-
-
-# H1: the activity log of a token restricted to scopes shows only rows of those scopes.
 
 
 def test_restricted_token_sees_no_activity_of_other_scopes(tenancy, api, personal):
@@ -50,9 +50,6 @@ def test_restricted_token_sees_no_activity_of_other_scopes(tenancy, api, persona
     assert secret_query in queries and "my own notes" in queries
 
 
-# H2: an idempotency replay never answers with a memory the caller cannot read.
-
-
 def test_replay_to_a_token_that_cannot_read_the_memory_is_a_new_write(tenancy, api, personal):
     full = api(tenancy.owner)
     first = remember(
@@ -72,31 +69,6 @@ def test_replay_to_a_token_that_cannot_read_the_memory_is_a_new_write(tenancy, a
     assert Memory.objects.filter(content="anything", scope=personal).count() == 1
 
 
-def test_mcp_replay_to_a_token_that_cannot_read_the_memory(tenancy, api, personal, kinds_seeded):
-    team = tenancy.team.public_id
-    written = call_tool(
-        make_token(tenancy.owner),
-        "remember",
-        {
-            "content": "Deploys go out on Tuesdays.",
-            "kind": "fact",
-            "scope": team,
-            "idempotency_key": "deploy-note-1",
-        },
-    )
-    assert not written.is_error
-    restricted = make_token(tenancy.owner, scopes=[personal])
-    again = structured(
-        call_tool(
-            restricted,
-            "remember",
-            {"content": "anything", "kind": "fact", "idempotency_key": "deploy-note-1"},
-        )
-    )
-    assert again["id"] != structured(written)["id"]
-    assert (again["scope"], again["content"]) == (personal.public_id, "anything")
-
-
 def test_same_key_with_another_request_is_a_conflict(tenancy, api):
     full = api(tenancy.owner)
     assert remember(full, "Cache TTL is 300 seconds.", idempotency_key="k").status_code == 201
@@ -106,9 +78,6 @@ def test_same_key_with_another_request_is_a_conflict(tenancy, api):
         "idempotency_key": [other.json()["error"]["message"]]
     }
     assert remember(full, "Cache TTL is 300 seconds.", idempotency_key="k").status_code == 201
-
-
-# H3: a removed member gets no lasting read channel through an old key.
 
 
 def test_removed_member_cannot_read_through_a_replay(tenancy, api):
@@ -134,9 +103,6 @@ def test_removed_member_cannot_read_through_a_replay(tenancy, api):
     assert "hosted runners" not in again.content.decode()
     # The same request once more replays the new answer, not the team memory.
     assert remember(writer, "x", idempotency_key="ci-1").json()["id"] == body["id"]
-
-
-# H4: a token restricted to scopes cannot manage the account.
 
 
 @pytest.mark.parametrize(
@@ -189,9 +155,6 @@ def test_restricted_token_cannot_change_members_even_in_its_scope(tenancy, api):
     assert remember(restricted, "The team standup is at 9:30.", scope=team).status_code == 201
 
 
-# M1: deep nesting answers 400 naming the body.
-
-
 @pytest.mark.parametrize("path", ["/api/v1/memories", "/api/v1/memories/batch", "/api/v1/recall"])
 def test_deeply_nested_json_is_a_400(tenancy, api, path):
     client = api(tenancy.owner)
@@ -205,9 +168,6 @@ def test_deeply_nested_json_is_a_400(tenancy, api, path):
     )
     assert response.status_code == 400
     assert "body" in response.json()["error"]["details"]
-
-
-# M2: a NUL byte in a URL id answers 404, never a 500.
 
 
 @pytest.mark.parametrize(
@@ -226,71 +186,58 @@ def test_nul_in_api_path_is_a_404(tenancy, api, method, path):
     assert response.json()["error"]["code"] == "not_found"
 
 
-@pytest.mark.parametrize(
-    ("method", "path"),
-    [
-        ("get", "/memories/%00/"),
-        ("get", "/scopes/%00/"),
-        ("post", "/scopes/{team}/members/%00/role/"),
-        ("post", "/tokens/%00/revoke/"),
-    ],
-)
-def test_nul_in_dashboard_path_is_a_404(tenancy, client, method, path):
-    client.force_login(tenancy.owner)
-    response = getattr(client, method)(path.format(team=tenancy.team.public_id))
-    assert response.status_code == 404
-
-
-# M3: MCP validates like REST.
-
-
-@pytest.mark.parametrize(
-    ("tool", "arguments", "field"),
-    [
-        ("remember", {"content": "x", "kind": "fact", "scope": "scp_\x00"}, "scope"),
-        (
-            "remember",
-            {"content": "x", "kind": "fact", "conversation_id": "c\x00"},
-            "conversation_id",
-        ),
-        ("remember", {"content": "x", "kind": "fact", "source_path": "a\x00b"}, "source_path"),
-        (
-            "remember",
-            {"content": "x", "kind": "fact", "idempotency_key": "k\x00"},
-            "idempotency_key",
-        ),
-        ("remember", {"content": "x", "kind": "fact", "verbatim": "v\x00"}, "verbatim"),
-        ("forget", {"memory_id": "mem_\x00", "reason": "r"}, "memory_id"),
-        ("forget", {"memory_id": "mem_x", "reason": "r\x00"}, "reason"),
-        ("restore", {"memory_id": "\x00"}, "memory_id"),
-        ("recall", {"query": "x", "colour": "red"}, "colour"),
-        ("remember", {"content": "x", "kind": "fact", "extra": 1}, "extra"),
-    ],
-)
-def test_mcp_refuses_what_rest_refuses_naming_the_field(
-    tenancy, kinds_seeded, tool, arguments, field
-):
-    result = call_tool(make_token(tenancy.owner), tool, arguments)
-    assert result.is_error
-    error = structured(result)["error"]
-    assert error["code"] == "validation_failed", error
-    assert field in error["details"], error
-
-
 def test_verbatim_nul_through_rest_names_verbatim(tenancy, api):
     response = remember(api(tenancy.owner), "A fact.", verbatim="v\x00")
     assert response.status_code == 400
     assert "verbatim" in response.json()["error"]["details"]
 
 
-# L1: login throttling.
+def test_a_token_made_by_an_expiring_token_expires_with_it(tenancy, api):
+    ends = timezone.now() + timedelta(hours=1)
+    parent = api(tenancy.owner, expires_at=ends)
+    child = parent.post("/api/v1/tokens", {"name": "child"}, format="json")
+    assert child.status_code == 201, child.json()
+    assert parse_datetime(child.json()["expires_at"]) == ends
+    later = (ends + timedelta(days=30)).isoformat()
+    refused = parent.post("/api/v1/tokens", {"name": "late", "expires_at": later}, format="json")
+    assert refused.status_code == 400 and "expires_at" in refused.json()["error"]["details"]
+    sooner = (ends - timedelta(minutes=30)).isoformat()
+    assert (
+        parent.post(
+            "/api/v1/tokens", {"name": "sooner", "expires_at": sooner}, format="json"
+        ).status_code
+        == 201
+    )
+    # A session (or a token without an expiry) may still create a token that never expires.
+    forever = api(tenancy.owner).post("/api/v1/tokens", {"name": "ci"}, format="json")
+    assert forever.json()["expires_at"] is None
 
 
-@override_settings(AXES_FAILURE_LIMIT=5)
-def test_login_locks_out_after_repeated_failures(tenancy, client):
-    for _ in range(5):
-        client.post("/login/", {"username": "owner", "password": "wrong"})
-    locked = client.post("/login/", {"username": "owner", "password": "correct horse battery"})
-    assert locked.status_code == 429
-    assert "locked" in locked.content.decode().lower()
-    assert "_auth_user_id" not in client.session
+def _remember(client, **extra):
+    body = {"content": "Lint runs on every push.", "kind": "convention", **extra}
+    return client.post("/api/v1/memories", body, format="json")
+
+
+def test_a_token_cannot_claim_a_persons_authority(tenancy, api, kinds_seeded):
+    token = api(tenancy.writer)
+    refused = _remember(token, author_kind="human")
+    assert refused.status_code == 400
+    assert "author_kind" in refused.json()["error"]["details"]
+    assert not Memory.objects.exists()
+    # Without the field a token writes as an agent; it may ask for less (capture), never more.
+    assert _remember(token).json()["id"]
+    assert Memory.objects.get().author_kind == "agent"
+    lower = _remember(token, content="Deploys wait for green CI.", author_kind="capture")
+    assert lower.status_code == 201
+    assert Memory.objects.get(public_id=lower.json()["id"]).author_kind == "capture"
+
+
+def test_a_session_writes_as_a_person(tenancy, client, kinds_seeded):
+    client.force_login(tenancy.writer)
+    response = client.post(
+        "/api/v1/memories",
+        {"content": "Lint runs on every push.", "kind": "convention"},
+        content_type="application/json",
+    )
+    assert response.status_code == 201, response.content
+    assert Memory.objects.get().author_kind == "human"

@@ -1,14 +1,14 @@
-"""Issue 22, items 5 and 8d: what `manage.py bootstrap` and `manage.py import` read from disk
-and how much one import may hold.
+"""Capture's surfaces: the ingest ledger bound to the scope written to, import into each scope and
+its piece limit, and what bootstrap and import read from disk.
 
 A repository's symbolic links are its author's choice: bootstrap and import follow one only
 while its target stays inside the folder they walk, and print every link they skip. A file the
 operator names on the import command line is read wherever it points. One imported file holds at
-most ZM_IMPORT_MAX_PIECES pieces on every import surface; more is refused before any write.
-"""
+most ZM_IMPORT_MAX_PIECES pieces on every import surface; more is refused before any write."""
 
 from __future__ import annotations
 
+import hashlib
 from io import StringIO
 from pathlib import Path
 
@@ -16,9 +16,86 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from memories.models import Chunk, Memory
+from tests.factories import make_token
+from tests.mcp_inproc import call_tool, structured
 from tests.security.surfaces import API_ROWS
 from tests.security.surfaces_tools import TOOL_ROWS
 from tests.security.world import build_world
+
+
+@pytest.fixture
+def personal(tenancy):
+    return tenancy.owner.owned_scopes.get(kind="personal")
+
+
+TEXT = "user: we never call Stripe inside a request handler, webhooks go through the queue."
+
+DIGEST = hashlib.sha256(TEXT.encode()).hexdigest()
+
+
+def ingest(client, **body):
+    return client.post(
+        "/api/v1/ingest",
+        {"source_kind": "transcript", "client": "claude-code", **body},
+        format="json",
+    )
+
+
+def test_the_ledger_answers_only_about_the_scope_asked(tenancy, api, personal):
+    team = tenancy.team.public_id
+    stored = ingest(api(tenancy.owner), content=TEXT, scope=team)
+    assert stored.status_code == 202, stored.json()
+    team_chunk = stored.json()["chunk"]["id"]
+    restricted = api(tenancy.owner, scopes=[personal])
+    probe = ingest(restricted, chunk_hash=DIGEST, probe=True)
+    assert probe.status_code == 200 and probe.json() == {"chunk": None}
+    token = make_token(tenancy.owner, scopes=[personal])
+    answer = structured(
+        call_tool(
+            token,
+            "ingest",
+            {"content": TEXT, "source_kind": "transcript", "chunk_hash": DIGEST, "probe": True},
+        )
+    )
+    assert answer["chunk"] is None
+    # The same text into the personal scope is stored there, not answered with the team chunk.
+    mine = ingest(restricted, content=TEXT)
+    assert mine.status_code == 202 and mine.json()["chunk"]["id"] != team_chunk
+    again = ingest(api(tenancy.owner), content=TEXT, scope=team)
+    assert again.status_code == 200
+    assert (again.json()["chunk"]["id"], again.json()["chunk"]["duplicate"]) == (team_chunk, True)
+    assert Chunk.objects.filter(chunk_hash=DIGEST).count() == 2
+
+
+def test_a_removed_member_gets_no_answer_about_the_team_chunk(tenancy, api):
+    writer = api(tenancy.writer)
+    team = tenancy.team.public_id
+    team_chunk = ingest(writer, content=TEXT, scope=team).json()["chunk"]["id"]
+    assert api(tenancy.owner).delete(f"/api/v1/scopes/{team}/members/writer").status_code == 204
+    assert ingest(writer, chunk_hash=DIGEST, probe=True).json() == {"chunk": None}
+    own = ingest(writer, content=TEXT)
+    assert own.status_code == 202 and own.json()["chunk"]["id"] != team_chunk
+    assert team_chunk not in own.content.decode()
+
+
+def test_the_same_file_imports_into_each_scope(tenancy, api):
+    writer = api(tenancy.writer)
+    body = {
+        "source_tool": "claude-md",
+        "source_path": "CLAUDE.md",
+        "content": "# Project\n\n## Testing\n\nRun `make test` before every push.\n",
+    }
+    mine = writer.post("/api/v1/import", body, format="json").json()["results"]
+    team = writer.post(
+        "/api/v1/import", {**body, "scope": tenancy.team.public_id}, format="json"
+    ).json()["results"]
+    assert [r["outcome"] for r in mine] == [r["outcome"] for r in team] == ["created"]
+    assert mine[0]["memory"] != team[0]["memory"]
+    again = writer.post(
+        "/api/v1/import", {**body, "scope": tenancy.team.public_id}, format="json"
+    ).json()["results"]
+    assert [(r["outcome"], r["memory"]) for r in again] == [("already_imported", team[0]["memory"])]
+
 
 OUTSIDE = "The office plant outside the repository is named kumquat-9931."
 
