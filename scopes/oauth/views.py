@@ -73,30 +73,36 @@ class ConsentView(AuthorizationView):
         kwargs["scopes"] = list(readable)
         return kwargs
 
-    def _resource_error(self, state, redirect_uri):
+    def _refusal(self, request):
+        """invalid_target for a resource not of this server, invalid_request for a PKCE method
+        other than S256 (refused here, before the person is asked, not only at the code)."""
+        if any(not resources.known_resource(r) for r in request.GET.getlist("resource")):
+            return "invalid_target", _(
+                "This server issues tokens only for %(mcp)s and %(api)s."
+            ) % {
+                "mcp": resources.resource_url(resources.MCP),
+                "api": resources.resource_url(resources.API),
+            }
+        if request.GET.get("code_challenge_method", "S256") != "S256":
+            return "invalid_request", _("PKCE with code_challenge_method S256 is required.")
+        return None
+
+    def _error(self, error: str, description: str, state, redirect_uri):
         return OAuthToolkitError(
-            error=CustomOAuth2Error(
-                error="invalid_target",
-                description=_("This server issues tokens only for %(mcp)s and %(api)s.")
-                % {
-                    "mcp": resources.resource_url(resources.MCP),
-                    "api": resources.resource_url(resources.API),
-                },
-                state=state,
-            ),
+            error=CustomOAuth2Error(error=error, description=description, state=state),
             redirect_uri=redirect_uri,
         )
 
     def get(self, request, *args, **kwargs):
-        unknown = [r for r in request.GET.getlist("resource") if not resources.known_resource(r)]
-        if unknown:
-            try:
-                _scopes, credentials = self.validate_authorization_request(request)
-            except OAuthToolkitError as error:
-                return self.error_response(error, application=None)
-            error = self._resource_error(credentials.get("state"), credentials["redirect_uri"])
+        refusal = self._refusal(request)
+        if refusal is None:
+            return super().get(request, *args, **kwargs)
+        try:
+            _scopes, credentials = self.validate_authorization_request(request)
+        except OAuthToolkitError as error:
             return self.error_response(error, application=None)
-        return super().get(request, *args, **kwargs)
+        error = self._error(*refusal, credentials.get("state"), credentials["redirect_uri"])
+        return self.error_response(error, application=None)
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
@@ -111,10 +117,10 @@ class ConsentView(AuthorizationView):
     def form_valid(self, form):
         data = form.cleaned_data
         requested = (data.get("resource") or "").split()
-        unknown = [r for r in requested if not resources.known_resource(r)]
-        if unknown:
+        if any(not resources.known_resource(r) for r in requested):  # a tampered hidden field
             application = Application.objects.filter(client_id=data["client_id"]).first()
-            error = self._resource_error(data.get("state"), data["redirect_uri"])
+            message = _("This server issues tokens only for its own resources.")
+            error = self._error("invalid_target", message, data.get("state"), data["redirect_uri"])
             return self.error_response(error, application)
         if not requested:  # a client that names no resource gets a token for /mcp
             data["resource"] = resources.resource_url(resources.MCP)
