@@ -8,6 +8,8 @@ token's own secret is never shown to anyone: only the OAuth access tokens reach 
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 from oauth2_provider.models import Application, Grant
@@ -37,3 +39,7 @@ class OAuthGrant(models.Model):
 
     def __str__(self) -> str:
         return f"{self.application.name or self.application.client_id} → {self.token.user}"
+
+    @property
+    def redirect_host(self) -> str:
+        return urlsplit(self.redirect_uri).netloc or self.redirect_uri

@@ -43,7 +43,9 @@ def test_consent_issues_a_token_that_acts_as_a_restricted_token(tenancy):
     inside = call_tool(tokens["access_token"], "list_scopes", {})
     assert [s["id"] for s in structured(inside)["scopes"]] == [tenancy.team.public_id]
     outside = call_tool(
-        tokens["access_token"], "recall", {"query": "x", "scopes": [personal(tenancy.owner).public_id]}
+        tokens["access_token"],
+        "recall",
+        {"query": "x", "scopes": [personal(tenancy.owner).public_id]},
     )
     assert structured(outside)["error"]["code"] == "not_found"
     # Bound to /mcp: the API refuses it.
@@ -123,7 +125,11 @@ def test_read_only_and_revocation(tenancy):
     assert structured(gone)["error"]["code"] == "unauthorized"
     refresh = Client().post(
         "/oauth/token/",
-        {"grant_type": "refresh_token", "refresh_token": tokens["refresh_token"], "client_id": client_id},
+        {
+            "grant_type": "refresh_token",
+            "refresh_token": tokens["refresh_token"],
+            "client_id": client_id,
+        },
     )
     assert refresh.status_code == 400
 
