@@ -39,6 +39,7 @@ TokenSource = Callable[[], ApiToken | None]
 # A callable run in the ORM thread that returns the caller's token (None when it is not valid).
 current_credential: ContextVar[TokenSource | None] = ContextVar("zm_mcp_credential", default=None)
 
+
 def lookup_token(secret: str) -> ApiToken | None:
     with orm_call():
         return token_for_secret(secret, resource=resources.MCP)

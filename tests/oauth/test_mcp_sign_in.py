@@ -37,7 +37,8 @@ from scopes.services import scope_create
 from zeromemory.core.actor import Actor
 user = get_user_model().objects.create_user("dana", password={password!r})
 team = scope_create(actor=Actor(user=user), name="Team", slug="team", kind="team")
-print(json.dumps({{"team": team.public_id, "personal": user.owned_scopes.get(kind="personal").public_id}}))
+personal = user.owned_scopes.get(kind="personal")
+print(json.dumps({{"team": team.public_id, "personal": personal.public_id}}))
 """
 
 
