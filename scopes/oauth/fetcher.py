@@ -51,6 +51,16 @@ def _loopback_addresses(host: str, port: int) -> list[str]:
 
 class Fetcher(cimd.SafeMetadataFetcher):
     def fetch(self, client_id):
+        from scopes.oauth.clients import redirect_uri_refusal
+
+        metadata, max_age = self._fetch(client_id)
+        uris = metadata.get("redirect_uris")
+        for uri in uris if isinstance(uris, list) else []:
+            if (refusal := redirect_uri_refusal(uri)) is not None:
+                raise cimd.CIMDError(refusal)
+        return metadata, max_age
+
+    def _fetch(self, client_id):
         parsed = cimd._validate_client_id_url(client_id)
         if not (server_on_loopback() and _is_loopback(parsed.hostname)):
             return super().fetch(client_id)

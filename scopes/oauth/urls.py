@@ -7,7 +7,13 @@ from django.urls import path
 from oauth2_provider import views as toolkit
 
 from scopes.oauth import resources
-from scopes.oauth.views import ConsentView, RegistrationView, ResourceMetadataView
+from scopes.oauth.views import (
+    CleanRevokeTokenView,
+    CleanTokenView,
+    ConsentView,
+    RegistrationView,
+    ResourceMetadataView,
+)
 
 app_name = "oauth2_provider"
 
@@ -27,8 +33,8 @@ urlpatterns = [
         name="oauth-resource-metadata-api",
     ),
     path("oauth/authorize/", ConsentView.as_view(), name="authorize"),
-    path("oauth/token/", toolkit.TokenView.as_view(), name="token"),
-    path("oauth/revoke/", toolkit.RevokeTokenView.as_view(), name="revoke-token"),
+    path("oauth/token/", CleanTokenView.as_view(), name="token"),
+    path("oauth/revoke/", CleanRevokeTokenView.as_view(), name="revoke-token"),
     path("oauth/register/", RegistrationView.as_view(), name="dcr-register"),
     path(
         "oauth/register/<str:client_id>/",

@@ -17,7 +17,12 @@ from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from oauth2_provider.exceptions import OAuthToolkitError
 from oauth2_provider.models import Application
-from oauth2_provider.views import AuthorizationView, OAuthProtectedResourceMetadataView
+from oauth2_provider.views import (
+    AuthorizationView,
+    OAuthProtectedResourceMetadataView,
+    RevokeTokenView,
+    TokenView,
+)
 from oauth2_provider.views.dynamic_client_registration import DynamicClientRegistrationView
 from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 
@@ -43,6 +48,40 @@ def _oauth_error(error: str, description: str, status: int = 400, **headers) -> 
     return response
 
 
+def _unreadable(request) -> bool:
+    """A NUL or lone surrogate in a parameter: PostgreSQL cannot store it, so it is refused
+    before the toolkit would try (a 400, not a 500)."""
+    for values in (request.GET, request.POST):
+        for value in values.values():
+            if "\x00" in value or any(0xD800 <= ord(ch) <= 0xDFFF for ch in value):
+                return True
+    return False
+
+
+class CleanInputMixin:
+    def dispatch(self, request, *args, **kwargs):
+        if _unreadable(request):
+            return _oauth_error("invalid_request", _("A parameter holds a NUL character."))
+        return super().dispatch(request, *args, **kwargs)
+
+
+class JsonErrorsMixin(CleanInputMixin):
+    def dispatch(self, request, *args, **kwargs):
+        response = super().dispatch(request, *args, **kwargs)
+        # The toolkit answers some token errors as JSON labelled text/html.
+        if response.get("Content-Type", "").startswith("text/html"):
+            response["Content-Type"] = "application/json"
+        return response
+
+
+class CleanTokenView(JsonErrorsMixin, TokenView):
+    pass
+
+
+class CleanRevokeTokenView(JsonErrorsMixin, RevokeTokenView):
+    pass
+
+
 class RegistrationView(DynamicClientRegistrationView):
     """RFC 7591, rate-limited per address, for the authorization code grant with safe URIs."""
 
@@ -58,7 +97,7 @@ class RegistrationView(DynamicClientRegistrationView):
 
 
 @method_decorator(never_cache, name="dispatch")
-class ConsentView(AuthorizationView):
+class ConsentView(CleanInputMixin, AuthorizationView):
     """The toolkit's authorization endpoint with this server's consent page."""
 
     template_name = "oauth/consent.html"
