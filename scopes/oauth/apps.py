@@ -6,3 +6,6 @@ class OAuthConfig(AppConfig):
     name = "scopes.oauth"
     label = "oauth"
     verbose_name = _("OAuth sign-in of MCP clients")
+
+    def ready(self) -> None:
+        from scopes.oauth import checks  # noqa: F401 - registers the deployment check
