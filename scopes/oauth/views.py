@@ -15,6 +15,7 @@ from django.http import JsonResponse
 from django.utils.decorators import method_decorator
 from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
+from django.views.decorators.csrf import csrf_exempt
 from oauth2_provider.exceptions import OAuthToolkitError
 from oauth2_provider.models import Application
 from oauth2_provider.views import (
@@ -61,7 +62,9 @@ def _unreadable(request) -> bool:
 class CleanInputMixin:
     def dispatch(self, request, *args, **kwargs):
         if _unreadable(request):
-            return _oauth_error("invalid_request", _("A parameter holds a NUL character."))
+            return _oauth_error(
+                "invalid_request", _("A parameter holds a NUL or invalid character.")
+            )
         return super().dispatch(request, *args, **kwargs)
 
 
@@ -74,10 +77,13 @@ class JsonErrorsMixin(CleanInputMixin):
         return response
 
 
+# The toolkit's views are csrf_exempt on their own dispatch; overriding it drops that mark.
+@method_decorator(csrf_exempt, name="dispatch")
 class CleanTokenView(JsonErrorsMixin, TokenView):
     pass
 
 
+@method_decorator(csrf_exempt, name="dispatch")
 class CleanRevokeTokenView(JsonErrorsMixin, RevokeTokenView):
     pass
 

@@ -210,3 +210,15 @@ def test_loopback_documents_only_when_the_server_runs_on_loopback(tenancy, docum
     settings.PUBLIC_URL = "https://memory.example.com"
     assert consent_page(tenancy, url).status_code == 400
     assert not Application.objects.exists()
+
+
+@pytest.mark.parametrize("path", ["/oauth/token/", "/oauth/revoke/", "/oauth/register/"])
+def test_the_endpoints_clients_call_need_no_csrf_token(db, path):
+    response = Client(enforce_csrf_checks=True).post(path, {"grant_type": "refresh_token"})
+    assert response.status_code != 403, response.content
+
+
+def test_the_consent_form_needs_its_csrf_token(tenancy):
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(tenancy.owner)
+    assert browser.post("/oauth/authorize/", {"allow": "on"}).status_code == 403
