@@ -3,6 +3,7 @@ cannot escape, the authorization code grant only, and a rate of registrations pe
 
 from __future__ import annotations
 
+import ipaddress
 import json
 from urllib.parse import urlsplit
 
@@ -11,13 +12,24 @@ from django.conf import settings
 from django.http import HttpRequest
 from django.utils.translation import gettext as _
 
-from scopes.oauth.fetcher import _is_loopback
 from zeromemory.core.throttling import count_in_window
 
 GRANT_TYPES = {"authorization_code", "refresh_token"}
 MAX_REDIRECT_URIS = 10
 MAX_URI_LENGTH = 2000
 MAX_DOCUMENT_BYTES = 16 * 1024
+
+
+def is_loopback(host: str | None) -> bool:
+    """127.0.0.0/8, ::1 or localhost."""
+    if not host:
+        return False
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def redirect_uri_refusal(uri: object) -> str | None:
@@ -44,7 +56,7 @@ def redirect_uri_refusal(uri: object) -> str | None:
         return _("A redirect URI cannot have a fragment or user information.")
     if scheme in ("http", "https") and not parts.hostname:
         return _("A redirect URI needs a host.")
-    if scheme == "http" and not _is_loopback(parts.hostname):
+    if scheme == "http" and not is_loopback(parts.hostname):
         return _("Plain http redirect URIs are allowed only to a loopback address.")
     return None
 

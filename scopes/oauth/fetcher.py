@@ -20,22 +20,11 @@ from django.conf import settings
 from oauth2_provider import cimd
 from oauth2_provider.settings import oauth2_settings
 
-LOOPBACK_NAMES = ("localhost",)
-
-
-def _is_loopback(host: str | None) -> bool:
-    if not host:
-        return False
-    if host.lower() in LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
+from scopes.oauth.clients import is_loopback, redirect_uri_refusal
 
 
 def server_on_loopback() -> bool:
-    return _is_loopback(urlsplit(settings.PUBLIC_URL).hostname)
+    return is_loopback(urlsplit(settings.PUBLIC_URL).hostname)
 
 
 def _loopback_addresses(host: str, port: int) -> list[str]:
@@ -51,8 +40,6 @@ def _loopback_addresses(host: str, port: int) -> list[str]:
 
 class Fetcher(cimd.SafeMetadataFetcher):
     def fetch(self, client_id):
-        from scopes.oauth.clients import redirect_uri_refusal
-
         metadata, max_age = self._fetch(client_id)
         uris = metadata.get("redirect_uris")
         for uri in uris if isinstance(uris, list) else []:
@@ -62,7 +49,7 @@ class Fetcher(cimd.SafeMetadataFetcher):
 
     def _fetch(self, client_id):
         parsed = cimd._validate_client_id_url(client_id)
-        if not (server_on_loopback() and _is_loopback(parsed.hostname)):
+        if not (server_on_loopback() and is_loopback(parsed.hostname)):
             return super().fetch(client_id)
         port = parsed.port or 443
         path = parsed.path + (f"?{parsed.query}" if parsed.query else "")

@@ -30,13 +30,8 @@ def token_for_access_token(secret: str, *, resource: str) -> ApiToken | None:
     )
     if row is None or not bound_to(row["resource"], resource):
         return None
-    family = row["refresh_token__token_family"]
-    grant = (
-        OAuthGrant.objects.select_related("token__user").filter(token_family=family).first()
-        if family
-        else None
-    )
-    if grant is None or not grant.token.is_active() or not grant.token.user.is_active:
+    grant = active_grant(row["refresh_token__token_family"])
+    if grant is None:
         return None
     if settings.OAUTH_SCOPE_READ not in row["scope"].split():
         raise InsufficientScope
@@ -44,10 +39,15 @@ def token_for_access_token(secret: str, *, resource: str) -> ApiToken | None:
     return grant.token
 
 
-def grant_is_active(token_family) -> bool:
+def active_grant(token_family) -> OAuthGrant | None:
+    """The grant of a refresh-token family, unless it is revoked or its user is inactive."""
+    if token_family is None:
+        return None
     grant = OAuthGrant.objects.select_related("token__user").filter(token_family=token_family)
     grant = grant.first()
-    return grant is not None and grant.token.is_active() and grant.token.user.is_active
+    if grant is None or not grant.token.is_active() or not grant.token.user.is_active:
+        return None
+    return grant
 
 
 def own_grants(*, actor: Actor):

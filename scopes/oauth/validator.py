@@ -52,4 +52,8 @@ class Validator(OAuth2Validator):
     def validate_refresh_token(self, refresh_token, client, request, *args, **kwargs):
         valid = super().validate_refresh_token(refresh_token, client, request, *args, **kwargs)
         instance = getattr(request, "refresh_token_instance", None)
-        return valid and instance is not None and selectors.grant_is_active(instance.token_family)
+        return (
+            valid
+            and instance is not None
+            and selectors.active_grant(instance.token_family) is not None
+        )

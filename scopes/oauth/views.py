@@ -109,12 +109,11 @@ class ConsentView(CleanInputMixin, AuthorizationView):
     template_name = "oauth/consent.html"
     form_class = ConsentForm
 
-    def _actor(self) -> Actor:
-        return Actor(user=self.request.user, surface=Surface.DASHBOARD)
-
     def get_form_kwargs(self):
         kwargs = super().get_form_kwargs()
-        readable = access.readable_scopes(self._actor()).order_by("kind", "name", "id")
+        readable = access.readable_scopes(
+            Actor(user=self.request.user, surface=Surface.DASHBOARD)
+        ).order_by("kind", "name", "id")
         kwargs["scopes"] = list(readable)
         return kwargs
 
