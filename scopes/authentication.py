@@ -1,4 +1,8 @@
-"""`Authorization: Bearer <token>` for the REST API (the MCP endpoint uses the same lookup)."""
+"""`Authorization: Bearer <token>` for the REST API (the MCP endpoint uses the same lookup).
+
+A bearer is an API token (`zm_…`) or an OAuth access token; the latter acts as its grant's API
+token (`scopes.oauth`), only on the resource it was issued for.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +10,16 @@ from django.utils.translation import gettext as _
 from rest_framework import authentication, exceptions
 
 from scopes.models import ApiToken
-from scopes.services import hash_token_secret, token_touch
+from scopes.oauth import resources
+from scopes.oauth.selectors import InsufficientScope, token_for_access_token
+from scopes.services import TOKEN_PREFIX, hash_token_secret, token_touch
 
 
-def token_for_secret(secret: str) -> ApiToken | None:
-    """The active token with this secret, or None (unknown, revoked, expired, inactive user)."""
+def token_for_secret(secret: str, *, resource: str = resources.MCP) -> ApiToken | None:
+    """The active token with this secret, or None (unknown, revoked, expired, inactive user).
+    An OAuth access token counts only on `resource` (raises InsufficientScope without read)."""
+    if not secret.startswith(TOKEN_PREFIX):
+        return token_for_access_token(secret, resource=resource)
     token = (
         ApiToken.objects.select_related("user")
         .filter(secret_hash=hash_token_secret(secret))
@@ -37,7 +46,12 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
             secret = header[1].decode("ascii")
         except UnicodeDecodeError:
             raise exceptions.AuthenticationFailed(_("The token is not valid.")) from None
-        token = token_for_secret(secret)
+        try:
+            token = token_for_secret(secret, resource=resources.API)
+        except InsufficientScope:
+            raise exceptions.PermissionDenied(
+                _("This token's OAuth scope does not allow reading memories.")
+            ) from None
         if token is None:
             raise exceptions.AuthenticationFailed(
                 _("The token is not valid: unknown, revoked or expired.")
@@ -45,4 +59,4 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
         return (token.user, token)
 
     def authenticate_header(self, request) -> str:
-        return f'{self.keyword} realm="api"'
+        return resources.challenge(resources.API)

@@ -24,6 +24,7 @@ PRODUCTION = {
     "ZM_SECRET_KEY": "k" * 10 + "Q7x!vR2#pL9@wE4$tY6%uI8^oP0&aS3*dF5(gH1)jK",
     "ZM_ALLOWED_HOSTS": "memory.example.com",
     "ZM_CSRF_TRUSTED_ORIGINS": "https://memory.example.com",
+    "ZM_PUBLIC_URL": "https://memory.example.com",
     "ZM_SECURE": "true",
     "ZM_PROXY_SSL_HEADER": "true",
     "ZM_METRICS": "true",

@@ -74,7 +74,9 @@ INSTALLED_APPS = [
     "django_q",
     "axes",
     "zeromemory",
+    "oauth2_provider",
     "scopes",
+    "scopes.oauth",
     "memories",
     "dashboard",
 ]
@@ -263,6 +265,8 @@ if METRICS:
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(METRICS_DIR)
 
 # The product's own knobs: memories, canonical English, capture.
+# The OAuth 2.1 authorization server that signs MCP clients in.
+from zeromemory.settings_oauth import *  # noqa: E402, F403
 from zeromemory.settings_product import *  # noqa: E402, F403
 
 # How `manage.py serve` runs: web processes and threads, the django-q2 worker.

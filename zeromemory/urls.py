@@ -13,6 +13,7 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("api/v1/", include("scopes.urls")),
     path("api/v1/", include("memories.api.urls")),
+    path("", include("scopes.oauth.urls")),
     path("", include("dashboard.urls")),
 ]
 

@@ -27,3 +27,11 @@ def authority(memory) -> int:
     from memories.hygiene.rules import RANKS
 
     return RANKS.get(memory.author_kind, 0)
+
+
+@register.simple_tag
+def public_url() -> str:
+    """This server's own URL (ZM_PUBLIC_URL), for the instructions that connect an agent."""
+    from django.conf import settings
+
+    return settings.PUBLIC_URL

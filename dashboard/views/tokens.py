@@ -13,6 +13,7 @@ from django.views.decorators.http import require_POST
 from dashboard.common import INVALID, actor_for, add_domain_error, domain_errors, render_page
 from dashboard.forms import TokenCreateForm
 from scopes import access, selectors, services
+from scopes.oauth import selectors as oauth_selectors
 from zeromemory.core.errors import DomainError
 
 
@@ -21,7 +22,9 @@ def _page(request: HttpRequest, *, form=None, issued=None, status: int = 200) ->
     scopes = access.readable_scopes(actor).order_by("kind", "name", "id")
     context = {
         "form": form or TokenCreateForm(scopes=scopes),
-        "tokens": selectors.own_tokens(actor=actor),
+        # A grant's token is listed with its client, apart from the tokens people created.
+        "tokens": selectors.own_tokens(actor=actor).filter(oauth_grant__isnull=True),
+        "grants": oauth_selectors.own_grants(actor=actor),
         "issued": issued,
     }
     return render_page(

@@ -29,6 +29,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from scopes.authentication import token_for_secret
 from scopes.models import ApiToken
+from scopes.oauth import resources
+from scopes.oauth.selectors import InsufficientScope
 from zeromemory.core.errors import error_body
 from zeromemory.core.outage import Unavailable, orm_call, retry_headers
 
@@ -37,12 +39,10 @@ TokenSource = Callable[[], ApiToken | None]
 # A callable run in the ORM thread that returns the caller's token (None when it is not valid).
 current_credential: ContextVar[TokenSource | None] = ContextVar("zm_mcp_credential", default=None)
 
-REALM = "zero-memory"
-
 
 def lookup_token(secret: str) -> ApiToken | None:
     with orm_call():
-        return token_for_secret(secret)
+        return token_for_secret(secret, resource=resources.MCP)
 
 
 def _allowed_hosts() -> list[str]:
@@ -80,11 +80,9 @@ async def _send_error(
     await send({"type": "http.response.body", "body": body})
 
 
-def _challenge(error: str | None = None, description: str | None = None) -> dict[str, str]:
-    value = f'Bearer realm="{REALM}"'
-    if error:
-        value += f', error="{error}", error_description="{description}"'
-    return {"WWW-Authenticate": value}
+def _challenge(error: str = "", description: str = "") -> dict[str, str]:
+    """Where to authorize (RFC 9728): an MCP client signs in by OAuth from this alone."""
+    return {"WWW-Authenticate": resources.challenge(resources.MCP, error, description)}
 
 
 class BearerTokenMiddleware:
@@ -121,6 +119,13 @@ class BearerTokenMiddleware:
             token = await sync_to_async(lookup_token, thread_sensitive=True)(secret)
         except Unavailable as exc:
             await _send_error(send, exc.status, exc.code, exc.message, retry_headers())
+            return
+        except InsufficientScope:
+            message = "This token's OAuth scope does not allow reading memories."
+            challenge = resources.challenge(
+                resources.MCP, "insufficient_scope", message, resources.all_scopes()
+            )
+            await _send_error(send, 403, "forbidden", message, {"WWW-Authenticate": challenge})
             return
         if token is None:
             await _send_error(

@@ -8,3 +8,13 @@ document.addEventListener("change", (event) => {
     select.form.requestSubmit();
   }
 });
+// A button marked data-copy="<id>" copies the text of the element with that id.
+document.addEventListener("click", (event) => {
+  const button = event.target instanceof Element ? event.target.closest("[data-copy]") : null;
+  const source = button && document.getElementById(button.dataset.copy);
+  if (source && navigator.clipboard) {
+    navigator.clipboard.writeText(source.textContent.trim()).then(() => {
+      button.dataset.copied = "true";
+    });
+  }
+});

@@ -210,4 +210,13 @@ EXEMPT = {
     "schema": "public OpenAPI document; answers no tenant data",
     "api-docs": "public API documentation page",
     "admin:*": "Django admin: staff only, with Django's own permission checks (tested apart)",
+    "oauth2_provider:oauth-server-metadata": "public OAuth metadata (RFC 8414); no tenant data",
+    "oauth2_provider:oauth-resource-metadata*": "public resource metadata (RFC 9728)",
+    "oauth2_provider:authorize": (
+        "consent: the signed-in person's own scopes only; grants run through the tenancy "
+        "rows as tokens (tests/oauth/test_grant_matrix.py), bad input in tests/oauth"
+    ),
+    "oauth2_provider:token": "OAuth token endpoint: codes and refresh tokens (tests/oauth)",
+    "oauth2_provider:revoke-token": "OAuth revocation (RFC 7009) of the caller's own tokens",
+    "oauth2_provider:dcr-register*": "client registration (RFC 7591/7592); no tenant data",
 }

@@ -30,6 +30,17 @@ def parse_rate(rate: str) -> tuple[int, int] | tuple[None, None]:
     return SimpleRateThrottle.parse_rate(None, rate or None)
 
 
+def count_in_window(key: str, duration: int) -> tuple[int, float]:
+    """Count one hit for `key` in the current fixed window of `duration` seconds: the hits so
+    far in it, and the seconds until it ends."""
+    now = time.time()
+    window = int(now // duration) * duration
+    with connection.cursor() as cursor:
+        cursor.execute(_COUNT, [key, window])
+        hits = cursor.fetchone()[0]
+    return hits, window + duration - now
+
+
 def retry_after(user) -> float | None:
     """Count one call of an authenticated user against the rate: None when it is allowed, else
     the seconds until the next one is. The surfaces that are not DRF views (MCP,
@@ -51,12 +62,7 @@ class ActorRateThrottle(BaseThrottle):
         user = getattr(request, "user", None)
         if allowed is None or user is None or not user.is_authenticated:
             return True
-        now = time.time()
-        window = int(now // duration) * duration
-        with connection.cursor() as cursor:
-            cursor.execute(_COUNT, [f"user:{user.pk}", window])
-            hits = cursor.fetchone()[0]
-        self._wait = window + duration - now
+        hits, self._wait = count_in_window(f"user:{user.pk}", duration)
         return hits <= allowed
 
     def wait(self) -> float:
