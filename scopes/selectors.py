@@ -43,8 +43,14 @@ def scope_members(*, scope: Scope) -> QuerySet[Membership]:
 
 
 def own_tokens(*, actor: Actor) -> QuerySet[ApiToken]:
+    """The person's tokens. The token behind an OAuth consent whose code was never exchanged is
+    left out: no secret of it ever reached anybody, so it is nothing the person holds."""
     require_account_access(actor)
-    return ApiToken.objects.filter(user=actor.user).prefetch_related("restricted_scopes")
+    return (
+        ApiToken.objects.filter(user=actor.user)
+        .exclude(oauth_grant__isnull=False, oauth_grant__token_family__isnull=True)
+        .prefetch_related("restricted_scopes")
+    )
 
 
 def own_token(*, actor: Actor, public_id: str) -> ApiToken:

@@ -156,3 +156,17 @@ def test_refresh_rotates_and_a_reused_refresh_token_revokes_the_family(tenancy):
     assert refresh(second["refresh_token"]).status_code == 400
     gone = call_tool(second["access_token"], "list_scopes", {})
     assert structured(gone)["error"]["code"] == "unauthorized"
+
+
+def test_a_consent_never_exchanged_is_no_token_of_the_person(tenancy):
+    client_id = register()["client_id"]
+    browser = signed_in(tenancy.owner)
+    auth = authorize(browser, client_id, scopes=[tenancy.team.public_id])
+    api = APIClient()
+    api.force_authenticate(tenancy.owner)
+    pending = OAuthGrant.objects.get().token
+    listed = [t["id"] for t in api.get("/api/v1/tokens").json()["results"]]
+    assert pending.public_id not in listed
+    assert exchange(auth, resource=MCP).status_code == 200
+    listed = [t["id"] for t in api.get("/api/v1/tokens").json()["results"]]
+    assert pending.public_id in listed
