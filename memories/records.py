@@ -94,6 +94,18 @@ def validity_close(
     )
 
 
+def new_memory_state(*, held: bool) -> dict[str, Any]:
+    """A new memory's state: valid from the instant it is created, or held back by capture
+    (stored forgotten, never valid until an admin keeps it)."""
+    now = timezone.now()
+    return {
+        "valid": not held,
+        "created_at": now,
+        "valid_from": None if held else now,
+        "forgotten_at": now if held else None,
+    }
+
+
 def validity_written(*, memories: list[Memory], by: Any) -> None:
     """The first validity period of newly written memories (a held one has none yet)."""
     ValidityPeriod.objects.bulk_create(

@@ -20,7 +20,6 @@ from functools import partial
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from memories.activity.logged import logs_remember
@@ -37,7 +36,7 @@ from memories.models import (
     Relation,
     TranslationStatus,
 )
-from memories.records import memories_confirmed, validity_written, window_rows
+from memories.records import memories_confirmed, new_memory_state, validity_written, window_rows
 from memories.services import duplicates, idempotency
 from memories.services.remember_input import Prepared, RememberInput, prepare, refuse_nul, scope_for
 from scopes import access
@@ -94,11 +93,9 @@ def _replayed(answer: dict[str, Any]) -> RememberResult:
 
 
 def _new_memory(actor: Actor, prepared: Prepared) -> Memory:
-    held, now = prepared.request.held_reason, timezone.now()
+    held = prepared.request.held_reason
     return Memory(
-        valid=not held,
-        valid_from=None if held else now,
-        forgotten_at=now if held else None,
+        **new_memory_state(held=bool(held)),
         forgotten_reason=held,
         scope=prepared.scope,
         kind_id=prepared.request.kind,

@@ -188,3 +188,59 @@ def test_a_held_memory_kept_in_review_is_valid_from_when_it_was_kept(tenancy, ap
     assert held.public_id not in recalled(owner, "nightly export job", as_of=clock.iso(1))
     assert held.public_id in recalled(owner, "nightly export job", as_of=clock.iso(3))
     assert periods(held.public_id) == [("restored", "")]
+
+
+def test_the_migration_fills_validity_from_what_was_stored(tenancy, api, clock):
+    """0018 on rows written before it: the periods it rebuilds are those the services wrote."""
+    import importlib
+
+    from django.apps import apps
+    from django.db import connection
+
+    owner = api(tenancy.owner)
+    plain = remember(owner, "Backups are encrypted with age.", tenancy.team)
+    forgotten = remember(owner, "The VPN uses WireGuard.", tenancy.team)
+    restored = remember(owner, "Logs ship to Loki.", tenancy.team)
+    older = remember(owner, "Queues run on RabbitMQ.", tenancy.team)
+    newer = remember(owner, "Queues run on NATS JetStream.", tenancy.team)
+    clock.days_pass(2)
+    owner.post(f"/api/v1/memories/{forgotten}/forget", {"reason": "gone"}, format="json")
+    owner.post(f"/api/v1/memories/{restored}/forget", {"reason": "wrong"}, format="json")
+    owner.post(f"/api/v1/memories/{older}/supersede", {"by": newer}, format="json")
+    clock.days_pass(2)
+    owner.post(f"/api/v1/memories/{restored}/restore")
+    clock.days_pass(2)
+    ids = [plain, forgotten, restored, older, newer]
+
+    def state():
+        memories = Memory.objects.filter(public_id__in=ids).order_by("public_id")
+        return {
+            m.public_id: (
+                m.valid_from,
+                m.valid_until,
+                m.validity_gaps,
+                [
+                    (p.valid_from, p.valid_until, p.started, p.ended, p.replaced_by_id)
+                    for p in m.validity_periods.all()
+                ],
+            )
+            for m in memories
+        }
+
+    written = state()
+    Memory.objects.filter(public_id__in=ids).update(
+        valid_from=None, valid_until=None, validity_gaps=False
+    )
+    for memory in Memory.objects.filter(public_id__in=ids):
+        memory.validity_periods.all().delete()
+
+    class Editor:
+        pass
+
+    editor = Editor()
+    editor.connection = connection
+    importlib.import_module("memories.migrations.0018_validity").fill(apps, editor)
+    filled = state()
+    assert filled[restored][2] is True and len(filled[restored][3]) == 2
+    assert filled[older][3][0][3:] == ("superseded", Memory.objects.get(public_id=newer).pk)
+    assert filled == written
