@@ -133,15 +133,23 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=200, help="per kind of request")
     parser.add_argument("--batches", type=int, default=10, help="batches of 100 per kind")
     parser.add_argument("--fresh", action="store_true", help="a new data directory, then removed")
+    parser.add_argument(
+        "--copies",
+        type=int,
+        default=0,
+        help="write 1/(copies+1) of the turns over HTTP, copy each that many times in SQL "
+        "(text numbered, embedding with noise): a large data set when embedding is slow",
+    )
+    parser.add_argument("--reads-only", action="store_true", help="skip the write rows")
     args = parser.parse_args()
 
-    data_dir, state = data_dir_for(args.memories, args.scopes, args.fresh)
+    data_dir, state = data_dir_for(args.memories, args.scopes, args.fresh, args.copies)
     baseline_port = free_port()
     baseline_server = start_baseline(baseline_port)
     try:
         with served(data_dir, keep_rate_limit=True) as port:
             setup_for(data_dir)
-            state = prepared(port, data_dir, state, args.memories, args.scopes)
+            state = prepared(port, data_dir, state, args.memories, args.scopes, args.copies)
             requests = Requests(state, stamp=int(time.time()) % 100_000)
             api = Api(port, state["token"])
             empty = Api(baseline_port)
@@ -164,13 +172,14 @@ def main() -> None:
                 ),
                 "build_context": timed(lambda n: requests.context(api.call, n), count),
                 "briefing": timed(lambda n: requests.briefing(api.call, n), count),
-                "remember (one memory)": timed(
-                    lambda n: requests.remember(api.call, n), count, ok=(201,)
-                ),
             }
-            batch_short = timed(lambda n: requests.batch(api.call, n, chat=False), args.batches)
-            batch_chat = timed(lambda n: requests.batch(api.call, n, chat=True), args.batches)
-            local = in_process(state, requests, count)
+            if not args.reads_only:
+                http["remember (one memory)"] = timed(
+                    lambda n: requests.remember(api.call, n), count, ok=(201,)
+                )
+                batch_short = timed(lambda n: requests.batch(api.call, n, chat=False), args.batches)
+                batch_chat = timed(lambda n: requests.batch(api.call, n, chat=True), args.batches)
+            local = {} if args.reads_only else in_process(state, requests, count)
     finally:
         baseline_server.kill()
         if args.fresh:
@@ -189,9 +198,11 @@ def main() -> None:
     print(row("empty stdlib server, POST", base_post, None, baseline))
     for name, latencies in http.items():
         print(row(name, latencies, local.get(name), baseline))
-    single = 1000 / statistics.median(http["remember (one memory)"])
-    print(f"remember, sequential: {single:.0f} memories/s")
-    for name, latencies in (("short", batch_short), ("chat-turn-length", batch_chat)):
+    writes = [] if args.reads_only else [("short", batch_short), ("chat-turn-length", batch_chat)]
+    if writes:
+        single = 1000 / statistics.median(http["remember (one memory)"])
+        print(f"remember, sequential: {single:.0f} memories/s")
+    for name, latencies in writes:
         rate = 100_000 / statistics.median(latencies)
         print(
             f"batch of 100 {name} memories: p50 {statistics.median(latencies):.0f} ms, "
