@@ -18,11 +18,13 @@ CACHE = ROOT / "bench" / ".cache"
 BATCH = 100
 
 
-def data_dir_for(memories: int, scopes: int, fresh: bool) -> tuple[Path, dict | None]:
+def data_dir_for(
+    memories: int, scopes: int, fresh: bool, copies: int = 0
+) -> tuple[Path, dict | None]:
     """The data directory for this size, and what an earlier run loaded into it (or None)."""
     if fresh:
         return Path(tempfile.mkdtemp(prefix="zm-serving-")), None
-    folder = CACHE / f"serving-{memories}-{scopes}"
+    folder = CACHE / (f"serving-{memories}-{scopes}" + (f"-copies{copies}" if copies else ""))
     state = folder / "loaded.json"
     if state.exists():
         return folder, json.loads(state.read_text())
@@ -65,11 +67,53 @@ def write_batches(api: Api, scope: str, contents: list[str]) -> list[str]:
     return ids
 
 
-def load(port: int, memories: int, scopes: int) -> dict:
-    """Write the chat turns (one conversation per scope) and a scope for the write benchmarks."""
+# Copies of each written turn made in SQL by `--copies`: the turn's text with a number, its
+# embedding moved by a little noise, valid from the turn's own creation.
+_COPIES = """
+INSERT INTO memories_memory (
+    public_id, scope_id, kind_id, content, content_original, content_lang, content_hash,
+    content_revision, translation_status, translation_attempts, translation_error,
+    translation_claim, author_kind, agent_name, created_by_id, embedding, valid,
+    forgotten_reason, recall_count, valid_from, validity_gaps, created_at, updated_at)
+SELECT 'mem_c' || md5(m.id || '-' || g), m.scope_id, m.kind_id, m.content || ' (' || g || ')',
+       '', m.content_lang, md5(m.content || '-' || g), 1, m.translation_status, 0, '', '',
+       m.author_kind, m.agent_name, m.created_by_id,
+       m.embedding + (SELECT array_agg((random() - 0.5) * 0.04)::vector(384)
+                      FROM generate_series(1, 384) WHERE g > 0),
+       true, '', 0, m.created_at, false, m.created_at, m.updated_at
+FROM memories_memory m CROSS JOIN generate_series(1, %s) g
+WHERE m.scope_id = ANY(%s);
+INSERT INTO memories_validityperiod (memory_id, valid_from, started, ended)
+SELECT m.id, m.valid_from, 'created', '' FROM memories_memory m
+WHERE m.public_id LIKE 'mem_c%%';
+"""
+
+
+def copy_turns(scopes: list[str], copies: int) -> None:
+    """Each written turn `copies` more times, in SQL, the HNSW index built again once after."""
+    from django.db import connection
+
+    from scopes.models import Scope
+
+    ids = list(Scope.objects.filter(public_id__in=scopes).values_list("id", flat=True))
+    started = time.perf_counter()
+    with connection.cursor() as cursor:
+        cursor.execute("DROP INDEX memory_embedding_hnsw")
+        cursor.execute(_COPIES, [copies, ids])
+        cursor.execute("SET maintenance_work_mem = '512MB'")
+        cursor.execute(
+            "CREATE INDEX memory_embedding_hnsw ON memories_memory USING hnsw "
+            "(embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
+        )
+    print(f"  copied in SQL: {time.perf_counter() - started:.0f} s", flush=True)
+
+
+def load(port: int, memories: int, scopes: int, copies: int = 0) -> dict:
+    """Write the chat turns (one conversation per scope) and a scope for the write benchmarks;
+    with `copies`, only 1/(copies + 1) of them over HTTP and the rest copied in SQL."""
     token = user_with_token("bench")
     api = Api(port, token)
-    turns, questions = conversations(memories, scopes)
+    turns, questions = conversations(memories // (copies + 1), scopes)
     scope_ids = []
     started, written = time.perf_counter(), 0
     for number, conversation in enumerate(turns):
@@ -80,13 +124,15 @@ def load(port: int, memories: int, scopes: int) -> dict:
         rate = written / (time.perf_counter() - started)
         print(f"  {written}/{memories} turns written ({rate:.0f}/s)", flush=True)
     seconds = time.perf_counter() - started
+    if copies:
+        copy_turns(scope_ids, copies)
     analyze()
     return {
         "token": token,
         "scopes": scope_ids,
         "questions": questions,
         "writes": create_scope(api, "writes"),
-        "load_rate": memories / seconds,
+        "load_rate": written / seconds,
     }
 
 
@@ -99,11 +145,13 @@ def analyze() -> None:
         cursor.execute("ANALYZE")
 
 
-def prepared(port: int, data_dir: Path, state: dict | None, memories: int, scopes: int) -> dict:
+def prepared(
+    port: int, data_dir: Path, state: dict | None, memories: int, scopes: int, copies: int = 0
+) -> dict:
     if state is not None:
         print("  data already loaded (cached data directory)")
         return state
     print(f"  writing {memories} chat turns in {scopes} scopes through /api/v1/memories/batch")
-    state = load(port, memories, scopes)
+    state = load(port, memories, scopes, copies)
     (data_dir / "loaded.json").write_text(json.dumps(state))
     return state

@@ -9,7 +9,10 @@ this process over one keep-alive connection, one request at a time, and prints p
 request beside two baselines measured in the same run: an empty HTTP server of the standard
 library on the same machine (what HTTP alone costs here), and the same request through Django's
 test client inside this process (what the server's own code costs). "Across all scopes" is a
-recall without `scopes`: every scope of the user, what an agent gets by default.
+recall without `scopes`: every scope of the user, what an agent gets by default. The `as_of`
+rows ask the same recalls as of an instant after the load (every memory valid then, so the rows
+differ only by the validity filter and the text-as-of lookup) and print their ratio to the
+recall without it.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import shutil
 import statistics
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 
 from _chat import conversations, short_memory
 from _django import percentile, setup_for
@@ -65,13 +69,15 @@ class Requests:
         turns, _ = conversations(20_000, 1)
         self.turns = itertools.cycle(turn.content for turn in turns[0])
         self.serials = itertools.count(stamp * 1_000_000)  # new text for every write
+        self.as_of = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
-    def recall_one(self, call, n):
+    def recall_one(self, call, n, *, as_of=False):
         body = {"query": next(self.one_scope), "scopes": [self.state["scopes"][0]]}
-        return call("POST", "/api/v1/recall", body)
+        return call("POST", "/api/v1/recall", dict(body, as_of=self.as_of) if as_of else body)
 
-    def recall_all(self, call, n):
-        return call("POST", "/api/v1/recall", {"query": next(self.all_scopes)})
+    def recall_all(self, call, n, *, as_of=False):
+        body = {"query": next(self.all_scopes)}
+        return call("POST", "/api/v1/recall", dict(body, as_of=self.as_of) if as_of else body)
 
     def context(self, call, n):
         return call("POST", "/api/v1/context", {"topic": next(self.all_scopes)})
@@ -127,15 +133,23 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=200, help="per kind of request")
     parser.add_argument("--batches", type=int, default=10, help="batches of 100 per kind")
     parser.add_argument("--fresh", action="store_true", help="a new data directory, then removed")
+    parser.add_argument(
+        "--copies",
+        type=int,
+        default=0,
+        help="write 1/(copies+1) of the turns over HTTP, copy each that many times in SQL "
+        "(text numbered, embedding with noise): a large data set when embedding is slow",
+    )
+    parser.add_argument("--reads-only", action="store_true", help="skip the write rows")
     args = parser.parse_args()
 
-    data_dir, state = data_dir_for(args.memories, args.scopes, args.fresh)
+    data_dir, state = data_dir_for(args.memories, args.scopes, args.fresh, args.copies)
     baseline_port = free_port()
     baseline_server = start_baseline(baseline_port)
     try:
         with served(data_dir, keep_rate_limit=True) as port:
             setup_for(data_dir)
-            state = prepared(port, data_dir, state, args.memories, args.scopes)
+            state = prepared(port, data_dir, state, args.memories, args.scopes, args.copies)
             requests = Requests(state, stamp=int(time.time()) % 100_000)
             api = Api(port, state["token"])
             empty = Api(baseline_port)
@@ -150,15 +164,22 @@ def main() -> None:
                 "recall, across all scopes": timed(
                     lambda n: requests.recall_all(api.call, n), count
                 ),
+                "recall, one scope, as_of": timed(
+                    lambda n: requests.recall_one(api.call, n, as_of=True), count
+                ),
+                "recall, all scopes, as_of": timed(
+                    lambda n: requests.recall_all(api.call, n, as_of=True), count
+                ),
                 "build_context": timed(lambda n: requests.context(api.call, n), count),
                 "briefing": timed(lambda n: requests.briefing(api.call, n), count),
-                "remember (one memory)": timed(
-                    lambda n: requests.remember(api.call, n), count, ok=(201,)
-                ),
             }
-            batch_short = timed(lambda n: requests.batch(api.call, n, chat=False), args.batches)
-            batch_chat = timed(lambda n: requests.batch(api.call, n, chat=True), args.batches)
-            local = in_process(state, requests, count)
+            if not args.reads_only:
+                http["remember (one memory)"] = timed(
+                    lambda n: requests.remember(api.call, n), count, ok=(201,)
+                )
+                batch_short = timed(lambda n: requests.batch(api.call, n, chat=False), args.batches)
+                batch_chat = timed(lambda n: requests.batch(api.call, n, chat=True), args.batches)
+            local = {} if args.reads_only else in_process(state, requests, count)
     finally:
         baseline_server.kill()
         if args.fresh:
@@ -177,15 +198,24 @@ def main() -> None:
     print(row("empty stdlib server, POST", base_post, None, baseline))
     for name, latencies in http.items():
         print(row(name, latencies, local.get(name), baseline))
-    single = 1000 / statistics.median(http["remember (one memory)"])
-    print(f"remember, sequential: {single:.0f} memories/s")
-    for name, latencies in (("short", batch_short), ("chat-turn-length", batch_chat)):
+    writes = [] if args.reads_only else [("short", batch_short), ("chat-turn-length", batch_chat)]
+    if writes:
+        single = 1000 / statistics.median(http["remember (one memory)"])
+        print(f"remember, sequential: {single:.0f} memories/s")
+    for name, latencies in writes:
         rate = 100_000 / statistics.median(latencies)
         print(
             f"batch of 100 {name} memories: p50 {statistics.median(latencies):.0f} ms, "
             f"p95 {percentile(latencies, 95):.0f} ms, {rate:.0f} memories/s"
         )
     print("ratio: HTTP p50 over the empty server's GET p50")
+    for plain, dated in (
+        ("recall, one scope", "recall, one scope, as_of"),
+        ("recall, across all scopes", "recall, all scopes, as_of"),
+    ):
+        ratio = statistics.median(http[dated]) / statistics.median(http[plain])
+        tail = percentile(http[dated], 95) / percentile(http[plain], 95)
+        print(f"{dated}: {ratio:.2f}x the p50 of {plain} ({tail:.2f}x at p95)")
 
 
 if __name__ == "__main__":

@@ -73,6 +73,12 @@ class MemoryFilterForm(forms.Form):
         choices=_any(_("Any author")) + list(AuthorKind.choices),
     )
     state = forms.ChoiceField(label=_("State"), required=False, choices=STATE_CHOICES)
+    # Search as of an instant: the memories valid then, with the text they had (UTC).
+    as_of = forms.DateTimeField(
+        label=_("As of (UTC)"),
+        required=False,
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"),
+    )
     cursor = forms.CharField(required=False, max_length=40, widget=forms.HiddenInput)
 
     def __init__(self, *args, scopes, **kwargs):

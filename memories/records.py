@@ -1,14 +1,19 @@
 """What a memory's rows derive from its text, and the provenance that moves between memories:
-shared by the write services, canonicalization and hygiene, below all three."""
+shared by the write services, canonicalization and hygiene, below all three; and the validity
+periods every change of a memory's state opens or closes."""
 
 from __future__ import annotations
 
 import hashlib
 import re
 import unicodedata
+from datetime import datetime
+from typing import Any
+
+from django.utils import timezone
 
 from memories.embeddings import Embedded
-from memories.models import Memory, MemoryWindow, Provenance
+from memories.models import Memory, MemoryWindow, Provenance, ValidityPeriod, ValidityStart
 
 _WHITESPACE = re.compile(r"\s+")
 
@@ -63,3 +68,59 @@ def return_provenance(*, moved: list[list], to: Memory) -> None:
         Provenance.objects.filter(pk=row_id).update(
             memory=to, absorbed=absorbed, written_text=written_text
         )
+
+
+# The memory's own columns the validity helpers change, for the callers' `update_fields`.
+VALIDITY_FIELDS = ["valid_from", "valid_until", "validity_gaps"]
+
+
+def validity_open(*, memory: Memory, at: datetime, by: Any, started: str) -> None:
+    """A new validity period from `at` (a write or a restore); the caller saves VALIDITY_FIELDS."""
+    memory.validity_gaps = memory.valid_from is not None
+    if memory.valid_from is None:
+        memory.valid_from = at
+    memory.valid_until = None
+    ValidityPeriod.objects.create(memory=memory, valid_from=at, started=started, started_by=by)
+
+
+def validity_close(
+    *, memory: Memory, at: datetime, by: Any, ended: str, replaced_by: Memory | None = None
+) -> None:
+    """The open validity period ends at `at` (forget, or supersede and merge by `replaced_by`);
+    the caller saves VALIDITY_FIELDS."""
+    memory.valid_until = at
+    ValidityPeriod.objects.filter(memory=memory, valid_until__isnull=True).update(
+        valid_until=at, ended=ended, ended_by=by, replaced_by=replaced_by
+    )
+
+
+def new_memory_state(*, held: bool) -> dict[str, Any]:
+    """A new memory's state: valid from the instant it is created, or held back by capture
+    (stored forgotten, never valid until an admin keeps it)."""
+    now = timezone.now()
+    return {
+        "valid": not held,
+        "created_at": now,
+        "valid_from": None if held else now,
+        "forgotten_at": now if held else None,
+    }
+
+
+def validity_written(*, memories: list[Memory], by: Any) -> None:
+    """The first validity period of newly written memories (a held one has none yet)."""
+    ValidityPeriod.objects.bulk_create(
+        ValidityPeriod(
+            memory=memory,
+            valid_from=memory.valid_from,
+            started=ValidityStart.CREATED,
+            started_by=by,
+        )
+        for memory in memories
+        if memory.valid
+    )
+
+
+def memories_confirmed(*, ids: set[int]) -> None:
+    """A write said again what these memories say: they are confirmed now (not stale)."""
+    if ids:
+        Memory.objects.filter(pk__in=ids).update(confirmed_at=timezone.now())

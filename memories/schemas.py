@@ -196,36 +196,38 @@ class MemoryDetailOut(MemoryOut):
         """From a memory loaded by `selectors.memory_detail` (its relations prefetched)."""
         return super().of(
             memory,
-            provenance=[
-                ProvenanceOut(
-                    source_kind=row.source_kind,
-                    absorbed=row.absorbed,
-                    client_name=row.client_name,
-                    conversation_id=row.conversation_id,
-                    source_path=row.source_path,
-                    chunk_hash=row.chunk_hash,
-                    chunk=_public_id(row.chunk) if row.chunk_id else None,
-                    verbatim=row.verbatim,
-                    written_text=row.written_text,
-                    created_by=_username(row.created_by),
-                    created_at=row.created_at,
-                )
-                for row in memory.provenance.all()
-            ],
-            versions=[
-                VersionOut(
-                    number=version.number,
-                    kind=version.kind_id,
-                    content=version.content,
-                    content_original=version.content_original,
-                    content_lang=version.content_lang,
-                    edited_by=_username(version.edited_by),
-                    created_at=version.created_at,
-                )
-                for version in memory.versions.all()
-            ],
+            provenance=[provenance_out(row) for row in memory.provenance.all()],
+            versions=[version_out(version) for version in memory.versions.all()],
             absorbed_memories=[AbsorbedOut.of(other) for other in memory.supersedes.all()],
         )
+
+
+def provenance_out(row: Any) -> ProvenanceOut:
+    return ProvenanceOut(
+        source_kind=row.source_kind,
+        absorbed=row.absorbed,
+        client_name=row.client_name,
+        conversation_id=row.conversation_id,
+        source_path=row.source_path,
+        chunk_hash=row.chunk_hash,
+        chunk=_public_id(row.chunk) if row.chunk_id else None,
+        verbatim=row.verbatim,
+        written_text=row.written_text,
+        created_by=_username(row.created_by),
+        created_at=row.created_at,
+    )
+
+
+def version_out(version: Any) -> VersionOut:
+    return VersionOut(
+        number=version.number,
+        kind=version.kind_id,
+        content=version.content,
+        content_original=version.content_original,
+        content_lang=version.content_lang,
+        edited_by=_username(version.edited_by),
+        created_at=version.created_at,
+    )
 
 
 class HitOut(BaseModel):
@@ -239,6 +241,7 @@ class HitOut(BaseModel):
     age_days: float
     has_original: bool
     disputed: bool = False  # an open review-queue item names this memory
+    stale: bool = False  # not recalled, confirmed or written within its kind's half-life
 
 
 class RecallOut(BaseModel):
@@ -256,6 +259,7 @@ class RowOut(BaseModel):
     score: float | None
     age_days: float
     disputed: bool = False
+    stale: bool = False
 
 
 class SectionOut(BaseModel):

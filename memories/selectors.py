@@ -10,7 +10,15 @@ from datetime import datetime
 from django.db.models import Count, Prefetch, Q, QuerySet, prefetch_related_objects
 from django.utils.translation import gettext as _
 
-from memories.models import Conflict, ConflictStatus, Memory, MemoryState, Provenance
+from memories.models import (
+    Conflict,
+    ConflictAction,
+    ConflictStatus,
+    Memory,
+    MemoryState,
+    Provenance,
+    ValidityPeriod,
+)
 from scopes import access
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import Forbidden, NotFound
@@ -129,3 +137,69 @@ def disputed(memory_ids: Iterable[int]) -> set[int]:
     for a, b in rows.values_list("memory_a_id", "memory_b_id"):
         found.update({a, b})
     return found & set(ids)
+
+
+# How far the supersede chain is followed each way (a chain is rarely longer than a few links).
+MAX_CHAIN = 25
+
+
+@dataclass
+class MemoryHistory:
+    """What `GET /memories/{id}/history` shows: the memory (versions and provenance prefetched),
+    its validity periods, the supersede chain both ways as the periods that link it (the
+    readable memories only), and the hygiene actions that merged into it or retired it."""
+
+    memory: Memory
+    periods: list[ValidityPeriod]
+    later: list[ValidityPeriod]  # this memory's successors: each period ended by a supersede
+    earlier: list[ValidityPeriod]  # its predecessors, nearest first
+    actions: list[ConflictAction]
+    moved: dict[int, Provenance]
+
+
+def _chain(start: int, *, forward: bool, readable: QuerySet[Memory]) -> list[ValidityPeriod]:
+    """The periods linking `start` to its successors (forward) or predecessors, breadth first,
+    among readable memories only (history never widens access)."""
+    links: list[ValidityPeriod] = []
+    seen, frontier = {start}, [start]
+    related = ValidityPeriod.objects.select_related("memory", "replaced_by", "ended_by")
+    for _step in range(MAX_CHAIN):
+        if not frontier:
+            break
+        if forward:
+            rows = related.filter(memory_id__in=frontier, replaced_by__in=readable)
+        else:
+            rows = related.filter(replaced_by_id__in=frontier, memory__in=readable)
+        frontier = []
+        for row in rows.order_by("valid_until", "id"):
+            other = row.replaced_by_id if forward else row.memory_id
+            links.append(row)
+            if other not in seen:
+                seen.add(other)
+                frontier.append(other)
+    return links
+
+
+def memory_history(*, actor: Actor, public_id: str) -> MemoryHistory:
+    """One readable memory's history; a memory the actor cannot read answers 404."""
+    memory = memory_detail(actor=actor, public_id=public_id)
+    readable = readable_memories(actor)
+    actions = list(
+        ConflictAction.objects.filter(Q(kept=memory) | Q(retired=memory))
+        .select_related("by", "undone_by", "kept", "retired")
+        .order_by("created_at", "id")
+    )
+    moved_ids = [row[0] for action in actions for row in action.moved_provenance]
+    return MemoryHistory(
+        memory=memory,
+        periods=list(memory.validity_periods.select_related("started_by", "ended_by")),
+        later=_chain(memory.pk, forward=True, readable=readable),
+        earlier=_chain(memory.pk, forward=False, readable=readable),
+        actions=actions,
+        moved={
+            row.pk: row
+            for row in Provenance.objects.filter(pk__in=moved_ids).select_related(
+                "created_by", "chunk"
+            )
+        },
+    )

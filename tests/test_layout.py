@@ -23,6 +23,7 @@ TENANT_MODELS = {
     "ActivityLog",
     "Conflict",
     "ConflictAction",
+    "ValidityPeriod",
 }
 # Where tenant data may be queried: the one door, and the reads and writes behind it.
 ALLOWED = (

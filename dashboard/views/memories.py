@@ -20,11 +20,13 @@ from dashboard.common import (
     render_page,
 )
 from dashboard.forms import ForgetForm, MemoryEditForm, MemoryFilterForm, RememberForm
+from dashboard.timeline import timeline_rows
 from memories import selectors
 from memories.models import Memory, SourceKind
 from memories.recall.recall import Hit, recall
 from memories.services import lifecycle
 from memories.services.remember import RememberInput, memory_remember
+from memories.timeline import HistoryOut
 from scopes import access
 from zeromemory.core.errors import DomainError, ValidationFailed
 from zeromemory.core.paging import Page
@@ -50,6 +52,7 @@ def _search_rows(request: HttpRequest, form: MemoryFilterForm) -> list[Row]:
         scopes=[data["scope"]] if data["scope"] else None,
         kinds=[data["kind"]] if data["kind"] else None,
         k=SEARCH_RESULTS,
+        as_of=data.get("as_of"),
     )
     found = {
         memory.public_id: memory
@@ -117,10 +120,12 @@ def memory_list(request: HttpRequest) -> HttpResponse:
 
 def _detail_context(request: HttpRequest, memory: Memory, **forms) -> dict:
     actor = actor_for(request)
-    memory = selectors.memory_detail(actor=actor, public_id=memory.public_id)
+    history = selectors.memory_history(actor=actor, public_id=memory.public_id)
+    memory = history.memory
     can_write = access.can_write(actor, memory.scope)
     return {
         "memory": memory,
+        "timeline": timeline_rows(HistoryOut.of(history)),
         "can_write": can_write,
         "edit_form": forms.get("edit_form")
         or MemoryEditForm(initial={"content": memory.content, "kind": memory.kind_id}),

@@ -201,7 +201,7 @@ FOLD_BATCH = 5000
 # their lists, and add the counts, locking the memories in id order so two folds cannot deadlock.
 _FOLD = """
 WITH batch AS MATERIALIZED (
-    SELECT id, pending_recalls FROM memories_activitylog
+    SELECT id, pending_recalls, created_at FROM memories_activitylog
     WHERE pending_recalls <> '{}'
     ORDER BY id
     LIMIT %s
@@ -211,7 +211,7 @@ cleared AS (
     UPDATE memories_activitylog a SET pending_recalls = '{}' FROM batch b WHERE a.id = b.id
 ),
 counts AS MATERIALIZED (
-    SELECT memory_id, count(*) AS times
+    SELECT memory_id, count(*) AS times, max(batch.created_at) AS last_at
     FROM batch CROSS JOIN unnest(batch.pending_recalls) AS memory_id
     GROUP BY memory_id
 ),
@@ -220,7 +220,8 @@ locked AS MATERIALIZED (
     ORDER BY m.id FOR UPDATE
 ),
 bumped AS (
-    UPDATE memories_memory m SET recall_count = m.recall_count + c.times
+    UPDATE memories_memory m SET recall_count = m.recall_count + c.times,
+        last_recalled_at = greatest(m.last_recalled_at, c.last_at)
     FROM counts c WHERE m.id = c.memory_id AND m.id IN (SELECT id FROM locked)
 )
 SELECT count(*) FROM batch
@@ -228,7 +229,8 @@ SELECT count(*) FROM batch
 
 
 def fold_recall_counts(*, batch: int = FOLD_BATCH) -> int:
-    """Add pending recalls to the memories' recall_count; returns how many rows it folded."""
+    """Add pending recalls to the memories' recall_count (and move their last_recalled_at, which
+    ageing reads); returns how many rows it folded."""
     folded = 0
     while True:
         with transaction.atomic(), connection.cursor() as cursor:

@@ -24,6 +24,7 @@ from memories.services.remember import (
     memory_remember,
     memory_remember_many,
 )
+from memories.timeline import HistoryOut
 from zeromemory.core.actor import Actor, actor_for_request
 from zeromemory.core.envelope import exception_handler
 from zeromemory.core.errors import NotFound, error_body
@@ -172,6 +173,16 @@ class MemoryDetailView(APIView):
         serializer.is_valid(raise_exception=True)
         memory = lifecycle.memory_edit(actor=actor, memory=memory, **serializer.validated_data)
         return _detail(actor, memory.public_id)
+
+
+class HistoryView(APIView):
+    @extend_schema(
+        responses=HistoryOut,
+        summary="A memory's history: validity periods, versions, supersede chain, merges",
+    )
+    def get(self, request, memory_id: str):
+        actor = actor_for_request(request)
+        return render(HistoryOut.of(selectors.memory_history(actor=actor, public_id=memory_id)))
 
 
 class ForgetView(APIView):

@@ -2,7 +2,8 @@
 
 Thin: validate the shape, call one service or selector, answer. The query and the topic are
 passed on exactly as they arrived (no whitespace trimming), so the activity log shows what was
-sent. Ranges: k 1..50 (default 10); max_tokens 100..32000 (default 2000).
+sent. Ranges: k 1..50 (default 10); max_tokens 100..32000 (default 2000). `as_of` (an ISO 8601
+instant with its offset) reads the memories valid at that instant; the service checks it.
 """
 
 from __future__ import annotations
@@ -34,6 +35,15 @@ class StrictIntegerField(serializers.IntegerField):
         return super().to_internal_value(data)
 
 
+def _as_of() -> StrictCharField:
+    return StrictCharField(
+        required=False,
+        allow_null=True,
+        max_length=inputs.MAX_AS_OF_CHARS,
+        help_text="ISO 8601 instant with its offset, e.g. 2026-05-01T12:00:00Z",
+    )
+
+
 def _id_list(**kwargs) -> serializers.ListField:
     return serializers.ListField(
         child=StrictCharField(max_length=40), required=False, allow_null=True, **kwargs
@@ -53,6 +63,7 @@ class RecallView(APIView):
         k = StrictIntegerField(
             required=False, default=inputs.DEFAULT_K, min_value=1, max_value=inputs.MAX_K
         )
+        as_of = _as_of()
 
     @extend_schema(
         request=Input,
@@ -70,6 +81,7 @@ class RecallView(APIView):
             scopes=data.get("scopes"),
             kinds=data.get("kinds"),
             k=data["k"],
+            as_of=data.get("as_of"),
         )
         return render(RecallOut(query=data["query"], results=hits))
 
@@ -87,6 +99,7 @@ class ContextView(APIView):
             max_value=budget.MAX_TOKENS,
         )
         scopes = _id_list(max_length=inputs.MAX_SCOPES)
+        as_of = _as_of()
 
     @extend_schema(
         request=Input,
@@ -103,6 +116,7 @@ class ContextView(APIView):
             topic=data["topic"],
             max_tokens=data["max_tokens"],
             scopes=data.get("scopes"),
+            as_of=data.get("as_of"),
         )
         return render(result.answer())
 
@@ -116,11 +130,15 @@ class BriefingView(APIView):
             max_value=budget.MAX_TOKENS,
         )
         scopes = StrictCharField(required=False, allow_blank=True, max_length=2000)
+        as_of = _as_of()
 
     @extend_schema(
         parameters=[
             OpenApiParameter("max_tokens", OpenApiTypes.INT, description="100 to 32000"),
             OpenApiParameter("scopes", OpenApiTypes.STR, description="comma-separated scope ids"),
+            OpenApiParameter(
+                "as_of", OpenApiTypes.STR, description="ISO 8601 instant with its offset"
+            ),
         ],
         responses=ContextOut,
         summary="Session briefing: what matters most, recent decisions, open loops",
@@ -132,7 +150,10 @@ class BriefingView(APIView):
         raw = query.validated_data.get("scopes") or ""
         scopes = [item.strip() for item in raw.split(",") if item.strip()] or None
         result = context.briefing(
-            actor=actor, max_tokens=query.validated_data["max_tokens"], scopes=scopes
+            actor=actor,
+            max_tokens=query.validated_data["max_tokens"],
+            scopes=scopes,
+            as_of=query.validated_data.get("as_of"),
         )
         return render(result.answer())
 

@@ -9,6 +9,7 @@ urlpatterns = [
     path("memories", memories.MemoryListView.as_view(), name="api-memories"),
     path("memories/batch", memories.MemoryBatchView.as_view(), name="api-memories-batch"),
     path("memories/<id:memory_id>", memories.MemoryDetailView.as_view(), name="api-memory"),
+    path("memories/<id:memory_id>/history", memories.HistoryView.as_view(), name="api-history"),
     path("memories/<id:memory_id>/forget", memories.ForgetView.as_view(), name="api-forget"),
     path("memories/<id:memory_id>/restore", memories.RestoreView.as_view(), name="api-restore"),
     path(

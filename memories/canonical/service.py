@@ -27,8 +27,8 @@ from pgvector.django import CosineDistance
 from memories.canonical.translator import translate_to_english
 from memories.embeddings import Embedded, embed_contents
 from memories.jobs import Job
-from memories.models import Memory, TranslationStatus
-from memories.records import content_hash, move_provenance, save_windows
+from memories.models import Memory, TranslationStatus, ValidityEnd
+from memories.records import content_hash, move_provenance, save_windows, validity_close
 
 logger = logging.getLogger(__name__)
 
@@ -95,6 +95,10 @@ def _merge_target(memory: Memory, vector: list[float]) -> Memory | None:
 def _merge_into(memory: Memory, survivor: Memory) -> None:
     """The translated memory joins `survivor`: invalidated, its provenance moved, original kept."""
     now = timezone.now()
+    if memory.valid:  # a held or forgotten memory has no open period to close
+        validity_close(
+            memory=memory, at=now, by=None, ended=ValidityEnd.SUPERSEDED, replaced_by=survivor
+        )
     memory.valid = False
     memory.superseded_by = survivor
     memory.superseded_at = now

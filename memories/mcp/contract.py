@@ -62,9 +62,12 @@ simply matches poorly.
 - scopes: scope ids from list_scopes to search in; omit to search every scope you can read.
 - kinds: only these kinds ({kinds}).
 - k: how many hits, 1 to 50 (default 10).
+- as_of: an instant (ISO 8601 with its offset, e.g. 2026-05-01T12:00:00Z) to search what was \
+valid then, as it read then; omit for now.
 
-Returns hits with id, content, kind, scope, score, similarity, age_days and has_original (true \
-when the memory was translated and its original text is kept)."""
+Returns hits with id, content, kind, scope, score, similarity, age_days, has_original (true \
+when the memory was translated and its original text is kept) and stale (true when nobody \
+recalled or confirmed it for longer than its kind's half-life: check it before relying on it)."""
 
 BUILD_CONTEXT = """\
 Assemble what the team knows about a topic, within a token budget, before you start a task: \
@@ -78,6 +81,7 @@ translate or rewrite it.
 - topic: what you are about to work on, up to 4000 characters.
 - max_tokens: the budget for the whole answer, 100 to 32000 (default 2000).
 - scopes: scope ids from list_scopes; omit for every scope you can read.
+- as_of: an instant (ISO 8601 with its offset) to assemble what was valid then; omit for now.
 
 Returns sections (name, title, budget, tokens, rows with id, kind, scope, content) and the same \
 context rendered as markdown, ready to read."""
@@ -89,9 +93,20 @@ once at the start of a session; use build_context when you know the topic.
 
 - max_tokens: the budget, 100 to 32000 (default 2000).
 - scopes: scope ids from list_scopes; omit for every scope you can read.
+- as_of: an instant (ISO 8601 with its offset) to brief on what was valid then; omit for now.
 
 Returns sections (name, title, budget, tokens, rows with id, kind, scope, content) and the same \
 briefing rendered as markdown."""
+
+HISTORY = """\
+The history of one memory: when it was valid (its periods: written or restored, then forgotten \
+or superseded), its earlier versions, what superseded it and what it superseded (the chain both \
+ways), hygiene merges with the provenance they moved, and a timeline of events, each with its \
+time and author. Use it to answer "when did we switch" and "what replaced this".
+
+- memory_id: the id from recall, build_context or briefing.
+
+Answers not_found for a memory you cannot read."""
 
 FORGET = """\
 Invalidate a memory that is wrong or no longer true. Nothing is deleted: the memory leaves \
@@ -185,6 +200,7 @@ DESCRIPTIONS = {
     "list_conflicts": LIST_CONFLICTS,
     "resolve_conflict": RESOLVE_CONFLICT,
     "challenge": CHALLENGE,
+    "history": HISTORY,
 }
 
 

@@ -1,5 +1,5 @@
 """The MCP tools: remember, recall, build_context, briefing, forget, restore, list_scopes, ingest
-(and the review queue's, in `memories.mcp.hygiene_tools`).
+(the review queue's in `memories.mcp.hygiene_tools`, history in `memories.mcp.history_tools`).
 
 Each tool validates its arguments (the input schema mirrors the REST serializers and uses the
 same limits), calls the same service or selector as the REST view, and shapes the answer;
@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field
 from memories.capture.ingest import IngestInput, chunk_ingest
 from memories.capture.schemas import IngestOut
 from memories.mcp import contract
+from memories.mcp.history_tools import HISTORY_TOOLS, AsOf
 from memories.mcp.hygiene_tools import HYGIENE_TOOLS
 from memories.mcp.server import ZeroMemoryServer, memory_to_change, run_tool
 from memories.models import SourceKind, TranslationStatus
@@ -122,9 +123,10 @@ async def recall(
     scopes: ScopeIds = None,
     kinds: Annotated[list[Annotated[str, Field(max_length=32)]] | None, Field()] = None,
     k: Annotated[int, Field(strict=True, ge=1, le=inputs.MAX_K)] = inputs.DEFAULT_K,
+    as_of: AsOf = None,
 ) -> Annotated[CallToolResult, RecallOut]:
     def work(actor: Actor) -> RecallOut:
-        hits = hybrid_recall(actor=actor, query=query, scopes=scopes, kinds=kinds, k=k)
+        hits = hybrid_recall(actor=actor, query=query, scopes=scopes, kinds=kinds, k=k, as_of=as_of)
         return RecallOut(query=query, results=hits)
 
     return await run_tool(ctx, work)
@@ -141,10 +143,11 @@ async def build_context(
     ],
     max_tokens: MaxTokens = budget.DEFAULT_TOKENS,
     scopes: ScopeIds = None,
+    as_of: AsOf = None,
 ) -> Annotated[CallToolResult, ContextOut]:
     def work(actor: Actor) -> BaseModel:
         found = context.build_context(
-            actor=actor, topic=topic, max_tokens=max_tokens, scopes=scopes
+            actor=actor, topic=topic, max_tokens=max_tokens, scopes=scopes, as_of=as_of
         )
         return found.answer()
 
@@ -155,9 +158,11 @@ async def briefing(
     ctx: Context,
     scopes: ScopeIds = None,
     max_tokens: MaxTokens = budget.DEFAULT_TOKENS,
+    as_of: AsOf = None,
 ) -> Annotated[CallToolResult, ContextOut]:
     def work(actor: Actor) -> BaseModel:
-        return context.briefing(actor=actor, max_tokens=max_tokens, scopes=scopes).answer()
+        found = context.briefing(actor=actor, max_tokens=max_tokens, scopes=scopes, as_of=as_of)
+        return found.answer()
 
     return await run_tool(ctx, work)
 
@@ -261,6 +266,7 @@ TOOLS: list[tuple[Callable[..., Any], str, ToolAnnotations]] = [
         ),
     ),
     *HYGIENE_TOOLS,
+    *HISTORY_TOOLS,
 ]
 
 

@@ -26,6 +26,7 @@ from memories.models.conflict import (
 )
 from memories.models.memory import Memory
 from memories.models.records import IdempotencyRecord, MemoryVersion, MemoryWindow, Provenance
+from memories.models.validity import ValidityEnd, ValidityPeriod, ValidityStart
 
 __all__ = [
     "AUTHOR_RANKS",
@@ -52,5 +53,8 @@ __all__ = [
     "Resolution",
     "SourceKind",
     "TranslationStatus",
+    "ValidityEnd",
+    "ValidityPeriod",
+    "ValidityStart",
     "authenticated_author_kind",
 ]

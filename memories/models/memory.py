@@ -1,7 +1,10 @@
 """A memory: canonical-English content with its original, and its state.
 
 Memories are add-only. Nothing deletes one: forget and supersede set `valid` to False and record
-why; restore sets it back.
+why; restore sets it back. Each stretch of time a memory was valid is a `ValidityPeriod` row; the
+memory keeps their outer bounds (`valid_from`, `valid_until`) and whether there is a gap between
+them, so a read "as of" an instant filters on its own row and looks at the periods only for the
+few memories that were forgotten or superseded and then restored.
 """
 
 from __future__ import annotations
@@ -104,6 +107,18 @@ class Memory(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     recall_count = models.PositiveIntegerField(default=0, editable=False)
+    # The outer bounds of the validity periods: the start of the first (None: never valid, e.g.
+    # held back by capture) and the end of the last (None while valid); `validity_gaps` when
+    # there is more than one period, i.e. a time between them when the memory was not valid.
+    valid_from = models.DateTimeField(_("valid from"), null=True, blank=True, editable=False)
+    valid_until = models.DateTimeField(_("valid until"), null=True, blank=True, editable=False)
+    validity_gaps = models.BooleanField(default=False, editable=False)
+    # Ageing: the last time a write said the same again, an edit or a restore confirmed the
+    # memory, and the last time a recall handed it out (folded from the activity log).
+    confirmed_at = models.DateTimeField(_("confirmed"), null=True, blank=True, editable=False)
+    last_recalled_at = models.DateTimeField(
+        _("last recalled"), null=True, blank=True, editable=False
+    )
 
     created_at = models.DateTimeField(_("created"), default=timezone.now, db_index=True)
     updated_at = models.DateTimeField(_("updated"), auto_now=True)

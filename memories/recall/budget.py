@@ -68,6 +68,7 @@ class Candidate:
     age_days: float
     score: float | None = None
     disputed: bool = False
+    stale: bool = False
 
 
 @dataclass
@@ -90,6 +91,7 @@ class Row:
             score=candidate.score,
             age_days=round(candidate.age_days, 2),
             disputed=candidate.disputed,
+            stale=candidate.stale,
         )
 
 

@@ -20,6 +20,8 @@ A memory shows up once, in the first section that has it.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
 
 from django.utils.translation import gettext as _
 
@@ -35,10 +37,17 @@ from memories.recall.budget import (
     assemble,
     validate_max_tokens,
 )
-from memories.recall.inputs import select_scopes, validate_query
+from memories.recall.inputs import select_scopes, validate_as_of, validate_query
 from memories.recall.recall import search
 from memories.recall.sections import candidate_limit, important_rows, sections_after
 from zeromemory.core.actor import Actor
+
+
+def _options(max_tokens: Any, as_of: Any) -> dict[str, Any]:
+    options: dict[str, Any] = {"max_tokens": max_tokens}
+    if as_of is not None:
+        options["as_of"] = as_of if isinstance(as_of, str) else str(as_of)
+    return options
 
 
 def build_context(
@@ -47,26 +56,38 @@ def build_context(
     topic: str,
     max_tokens: int = DEFAULT_TOKENS,
     scopes: Sequence[str] | None = None,
+    as_of: str | datetime | None = None,
 ) -> Context:
-    """Context for an agent about to work on `topic`, in at most `max_tokens` tokens."""
+    """Context for an agent about to work on `topic`, in at most `max_tokens` tokens; with
+    `as_of`, from the memories valid at that instant as they read then."""
     with activity_logged(
         actor=actor,
         operation=ActivityOperation.BUILD_CONTEXT,
         query=topic,
         scopes=scopes,
-        options={"max_tokens": max_tokens},
+        options=_options(max_tokens, as_of),
     ) as entry:
         validate_query(topic, field_name="topic")
         max_tokens = validate_max_tokens(max_tokens)
+        instant = validate_as_of(as_of)
         selection = select_scopes(actor=actor, scopes=scopes)
         k = candidate_limit(max_tokens * SHARES["focus"], per_row=50, lo=5, hi=50)
-        hits = search(query=topic, selection=selection, k=k)
+        hits = search(query=topic, selection=selection, k=k, as_of=instant)
         focus = Section(
             "relevant",
             _("Relevant to the topic"),
             SHARES["focus"],
             [
-                Candidate(hit.pk, hit.id, hit.kind, hit.scope, hit.content, hit.age_days, hit.score)
+                Candidate(
+                    hit.pk,
+                    hit.id,
+                    hit.kind,
+                    hit.scope,
+                    hit.content,
+                    hit.age_days,
+                    hit.score,
+                    stale=hit.stale,
+                )
                 for hit in hits
                 if hit.fts_matched or (hit.similarity or 0.0) >= MIN_RELEVANT_SIMILARITY
             ],
@@ -75,7 +96,7 @@ def build_context(
             title=_("Context"),
             topic=topic,
             max_tokens=max_tokens,
-            sections=sections_after(focus, selection, max_tokens),
+            sections=sections_after(focus, selection, max_tokens, instant),
         )
         # Only the rows found for the topic count as recalled.
         recalled = [row.candidate.pk for row in context.sections[0].rows]
@@ -86,7 +107,11 @@ def build_context(
 
 
 def briefing(
-    *, actor: Actor, max_tokens: int = DEFAULT_TOKENS, scopes: Sequence[str] | None = None
+    *,
+    actor: Actor,
+    max_tokens: int = DEFAULT_TOKENS,
+    scopes: Sequence[str] | None = None,
+    as_of: str | datetime | None = None,
 ) -> Context:
     """A session-start briefing: build_context without a topic.
 
@@ -97,19 +122,23 @@ def briefing(
         actor=actor,
         operation=ActivityOperation.BRIEFING,
         scopes=scopes,
-        options={"max_tokens": max_tokens},
+        options=_options(max_tokens, as_of),
     ) as entry:
         max_tokens = validate_max_tokens(max_tokens)
+        instant = validate_as_of(as_of)
         selection = select_scopes(actor=actor, scopes=scopes)
         limit = candidate_limit(max_tokens * SHARES["focus"], per_row=25, lo=10, hi=400)
         focus = Section(
-            "important", _("Most important"), SHARES["focus"], important_rows(selection, limit)
+            "important",
+            _("Most important"),
+            SHARES["focus"],
+            important_rows(selection, limit, instant),
         )
         context = assemble(
             title=_("Session briefing"),
             topic=None,
             max_tokens=max_tokens,
-            sections=sections_after(focus, selection, max_tokens),
+            sections=sections_after(focus, selection, max_tokens, instant),
         )
         entry.record(scopes=selection.requested, results=context.result_ids())
     return context

@@ -2,7 +2,29 @@
 
 from __future__ import annotations
 
-# A memory's age in days, never negative.
-AGE_DAYS = "greatest(extract(epoch FROM now() - m.created_at)::float8 / 86400, 0)"
+# A memory's age in days at an instant ({at}), never negative.
+AGE_DAYS_AT = "greatest(extract(epoch FROM {at} - m.created_at)::float8 / 86400, 0)"
+AGE_DAYS = AGE_DAYS_AT.format(at="now()")
+# The memory `m` was valid at the instant {at}: within its outer bounds, and, only when it has a
+# gap (forgotten or superseded, then restored), inside one of its periods. Most rows are decided
+# by their own columns; the periods' index is read for the few with gaps.
+VALID_AT = (
+    "m.valid_from <= {at} AND (m.valid_until IS NULL OR m.valid_until > {at})"
+    " AND (NOT m.validity_gaps OR EXISTS (SELECT 1 FROM memories_validityperiod p"
+    " WHERE p.memory_id = m.id AND p.valid_from <= {at}"
+    " AND (p.valid_until IS NULL OR p.valid_until > {at})))"
+)
+# What `m` said at {at}: the text an edit after that instant replaced (the earliest version
+# written after it), or its text now. {column} is content, content_original or kind_id.
+AT_VERSION = (
+    "coalesce((SELECT v.{column} FROM memories_memoryversion v WHERE v.memory_id = m.id"
+    " AND v.created_at > {at} ORDER BY v.number LIMIT 1), m.{column})"
+)
+# Not recalled, not confirmed (an absorbed write, an edit, a restore) and not written within
+# one half-life of its kind (`k`): the memory is marked stale in answers, never hidden.
+STALE = (
+    "greatest(m.created_at, m.confirmed_at, m.last_recalled_at)"
+    " < now() - make_interval(days => greatest(k.half_life_days, 1))"
+)
 # The kind's weight times its age decay, 0.5^(age / half-life), for a row `k` of the catalogue.
 DECAY = "k.weight * power(0.5, {age} / greatest(k.half_life_days, 1))"

@@ -1,11 +1,15 @@
 """What recall, build_context and briefings check before they search: the query, k, kinds,
-and the scopes (each must be readable; none means every readable scope)."""
+the instant of `as_of`, and the scopes (each must be readable; none means every readable
+scope)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
+from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from memories.kinds import kind_for_slug
@@ -20,6 +24,13 @@ MAX_QUERY_CHARS = 4000
 MAX_SCOPES = 50
 
 MODES = ("hybrid", "vector", "fulltext")
+
+# `as_of` is an instant between the first day a memory here could exist and now (a client's
+# clock may run a little ahead of ours: up to AS_OF_SKEW later counts as now).
+EARLIEST_AS_OF = datetime(2000, 1, 1, tzinfo=UTC)
+AS_OF_SKEW = timedelta(minutes=5)
+MAX_AS_OF_CHARS = 64
+_LOST_PLUS = re.compile(r"(T\d\d:\d\d(?::\d\d(?:\.\d+)?)?) (\d\d(?::?\d\d)?)$")
 
 
 @dataclass(frozen=True)
@@ -90,3 +101,39 @@ def validate_k(k: object) -> int:
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
         raise ValidationFailed("k", _("Must be an integer from 1 to %(n)d.") % {"n": MAX_K})
     return k
+
+
+def validate_as_of(as_of: object) -> datetime | None:
+    """The instant of an `as_of` (ISO 8601 with a time and a UTC offset, or an aware datetime),
+    in UTC; None for none. Naive, malformed, far past and future instants are refused."""
+    if as_of is None:
+        return None
+    if isinstance(as_of, str):
+        text = as_of.strip()
+        if not text or len(text) > MAX_AS_OF_CHARS or "\x00" in text:
+            raise ValidationFailed("as_of", _("Must be an ISO 8601 instant."))
+        # A "+02:00" sent unencoded in a query string arrives as " 02:00".
+        text = _LOST_PLUS.sub(r"\1+\2", text)
+        try:
+            as_of = datetime.fromisoformat(text)
+        except ValueError:
+            raise ValidationFailed(
+                "as_of", _("Must be an ISO 8601 instant, e.g. 2026-05-01T12:00:00Z.")
+            ) from None
+    if not isinstance(as_of, datetime):
+        raise ValidationFailed("as_of", _("Must be an ISO 8601 instant."))
+    if as_of.tzinfo is None or as_of.utcoffset() is None:
+        raise ValidationFailed(
+            "as_of", _("Give the instant's time zone: Z or an offset such as +02:00.")
+        )
+    try:
+        instant = as_of.astimezone(UTC)
+    except OverflowError:  # year 1 or 9999 shifted past the calendar's ends by its offset
+        instant = datetime.min.replace(tzinfo=UTC) if as_of.year < 2000 else None
+    if instant is None or instant > timezone.now() + AS_OF_SKEW:
+        raise ValidationFailed("as_of", _("Must not be in the future."))
+    if instant < EARLIEST_AS_OF:
+        raise ValidationFailed(
+            "as_of", _("Must be %(date)s or later.") % {"date": EARLIEST_AS_OF.date().isoformat()}
+        )
+    return instant

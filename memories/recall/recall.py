@@ -41,6 +41,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from django.db import connections, router
@@ -54,6 +55,7 @@ from memories.recall.inputs import (
     MODES,
     ScopeSelection,
     select_scopes,
+    validate_as_of,
     validate_k,
     validate_kinds,
     validate_query,
@@ -116,23 +118,33 @@ def search(
     k: int = DEFAULT_K,
     mode: str = "hybrid",
     tuning: Tuning = PRODUCT,
+    as_of: datetime | None = None,
 ) -> list[Hit]:
     """The hybrid search itself, for callers that validated and will log (recall, context).
 
     `tuning` is the product's unless a bench compares variants (bench/locomo.py --ablation).
+    `as_of`: the memories valid at that instant, as they read then; the idf row count stays
+    today's (it only scales term weights).
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
     vector = embeddings.embed_query(query) if mode != "fulltext" else None
     rows = readable_rows(selection, kinds)
     sql = statement(
-        scopes=selection.array, kinds=bool(kinds), mode=mode, tuning=tuning, k=k, rows=rows
+        scopes=selection.array,
+        kinds=bool(kinds),
+        mode=mode,
+        tuning=tuning,
+        k=k,
+        rows=rows,
+        as_of=as_of is not None,
     )
     params = [
         ef_search_for(tuning.vector_depth * k),
         vector_literal(vector) if vector is not None else None,
         query,
         kinds,
+        as_of,
         k,
     ]
     with connections[router.db_for_read(Memory)].cursor() as cursor:
@@ -152,6 +164,7 @@ def search(
             fts_matched=fts_matched,
             age_days=round(float(age_days), 2),
             has_original=has_original,
+            stale=stale,
         )
         for (
             pk,
@@ -164,11 +177,12 @@ def search(
             fts_matched,
             age_days,
             has_original,
+            stale,
         ) in rows
     ]
 
 
-def _recall_options(k: Any, kinds: Any, mode: Any) -> dict[str, Any]:
+def _recall_options(k: Any, kinds: Any, mode: Any, as_of: Any = None) -> dict[str, Any]:
     options: dict[str, Any] = {
         "k": k if isinstance(k, int) else None,
         "kinds": [str(kind) for kind in kinds]
@@ -177,6 +191,8 @@ def _recall_options(k: Any, kinds: Any, mode: Any) -> dict[str, Any]:
     }
     if mode != "hybrid":
         options["mode"] = mode
+    if as_of is not None:
+        options["as_of"] = as_of if isinstance(as_of, str) else str(as_of)
     return options
 
 
@@ -188,11 +204,14 @@ def recall(
     kinds: Sequence[str] | None = None,
     k: int = DEFAULT_K,
     mode: str = "hybrid",
+    as_of: str | datetime | None = None,
 ) -> list[Hit]:
     """The k best valid memories for the query among the scopes the actor may read.
 
     `scopes` narrows the search (each must be readable: 404 otherwise); `kinds` filters by
-    kind; `mode` picks both legs (the default) or one of them (the bench compares them).
+    kind; `mode` picks both legs (the default) or one of them (the bench compares them);
+    `as_of` (an ISO 8601 instant with its offset) asks for the memories valid then, with the
+    text they had then, in the scopes the actor may read now.
     Every call, refused ones included, writes one activity row.
     """
     with activity_logged(
@@ -200,13 +219,16 @@ def recall(
         operation=ActivityOperation.RECALL,
         query=query,
         scopes=scopes,
-        options=_recall_options(k, kinds, mode),
+        options=_recall_options(k, kinds, mode, as_of),
     ) as entry:
         validate_query(query)
         k = validate_k(k)
         kind_slugs = validate_kinds(kinds)
+        instant = validate_as_of(as_of)
         selection = select_scopes(actor=actor, scopes=scopes)
-        hits = search(query=query, selection=selection, kinds=kind_slugs, k=k, mode=mode)
+        hits = search(
+            query=query, selection=selection, kinds=kind_slugs, k=k, mode=mode, as_of=instant
+        )
         # Marked here, not in search(): build_context marks all its sections at once.
         marked = disputed(hit.pk for hit in hits)
         for hit in hits:

@@ -4,6 +4,7 @@ open loops, and (for a briefing) the most important memories."""
 from __future__ import annotations
 
 import math
+from datetime import datetime
 
 from django.db import connections, router
 from django.utils.translation import gettext as _
@@ -18,36 +19,55 @@ from memories.recall.budget import (
     Candidate,
     Section,
 )
-from memories.recall.fragments import AGE_DAYS, DECAY
+from memories.recall.fragments import AGE_DAYS, AGE_DAYS_AT, AT_VERSION, DECAY, STALE, VALID_AT
 from memories.recall.inputs import ScopeSelection
 
+# {valid}, {content} and {now}: the memory's state, text and the instant, now or `as_of`'s.
 _LOOPS = """
-(SELECT 'recent', m.id, m.public_id, m.kind_id, s.public_id, m.content, {age} AS age_days
+(SELECT 'recent', m.id, m.public_id, m.kind_id, s.public_id, {content}, {age} AS age_days,
+        {stale}
  FROM memories_memory m JOIN scopes_scope s ON s.id = m.scope_id
- WHERE m.valid AND m.scope_id = ANY({scopes})
-   AND m.kind_id = ANY(%s::text[]) AND m.created_at >= now() - make_interval(days => %s)
+ JOIN memories_memorykind k ON k.slug = m.kind_id
+ WHERE {valid} AND m.scope_id = ANY({scopes})
+   AND m.kind_id = ANY(%s::text[]) AND m.created_at >= {now} - make_interval(days => %s)
  ORDER BY m.created_at DESC, m.id DESC
  LIMIT %s)
 UNION ALL
-(SELECT 'open_loops', m.id, m.public_id, m.kind_id, s.public_id, m.content, {age} AS age_days
+(SELECT 'open_loops', m.id, m.public_id, m.kind_id, s.public_id, {content}, {age} AS age_days,
+        {stale}
  FROM memories_memory m JOIN scopes_scope s ON s.id = m.scope_id
- WHERE m.valid AND m.scope_id = ANY({scopes})
+ JOIN memories_memorykind k ON k.slug = m.kind_id
+ WHERE {valid} AND m.scope_id = ANY({scopes})
    AND m.kind_id = ANY(%s::text[])
  ORDER BY m.created_at ASC, m.id ASC
  LIMIT %s)
 """
 
 _IMPORTANT = """
-SELECT m.id, m.public_id, m.kind_id, s.public_id, m.content, a.age_days,
-       {decay} * (1 + %s * ln(1 + m.recall_count)) AS score
+SELECT m.id, m.public_id, m.kind_id, s.public_id, {content}, a.age_days,
+       {decay} * (1 + %s * ln(1 + m.recall_count)) AS score, {stale}
 FROM memories_memory m
 JOIN memories_memorykind k ON k.slug = m.kind_id
 JOIN scopes_scope s ON s.id = m.scope_id
 CROSS JOIN LATERAL (SELECT {age} AS age_days) a
-WHERE m.valid AND m.scope_id = ANY({scopes})
+WHERE {valid} AND m.scope_id = ANY({scopes})
 ORDER BY score DESC, m.id DESC
 LIMIT %s
 """
+
+
+def _at(as_of: datetime | None) -> dict[str, str]:
+    """The fragments for now, or for the instant `as_of` (a validated datetime, written into
+    the statement as a literal: it is ours, never the caller's text)."""
+    if as_of is None:
+        return {"valid": "m.valid", "content": "m.content", "now": "now()", "age": AGE_DAYS}
+    at = f"'{as_of.isoformat()}'::timestamptz"
+    return {
+        "valid": VALID_AT.format(at=at),
+        "content": AT_VERSION.format(column="content", at=at),
+        "now": at,
+        "age": AGE_DAYS_AT.format(at=at),
+    }
 
 
 def candidate_limit(budget: int, *, per_row: int, lo: int, hi: int) -> int:
@@ -55,8 +75,10 @@ def candidate_limit(budget: int, *, per_row: int, lo: int, hi: int) -> int:
     return max(lo, min(hi, math.ceil(budget / per_row)))
 
 
-def loop_rows(selection: ScopeSelection, limit: int) -> dict[str, list[Candidate]]:
-    sql = _LOOPS.format(scopes=selection.array, age=AGE_DAYS)
+def loop_rows(
+    selection: ScopeSelection, limit: int, as_of: datetime | None = None
+) -> dict[str, list[Candidate]]:
+    sql = _LOOPS.format(scopes=selection.array, stale=STALE, **_at(as_of))
     params = [
         list(RECENT_KINDS),
         RECENT_DAYS,
@@ -67,30 +89,36 @@ def loop_rows(selection: ScopeSelection, limit: int) -> dict[str, list[Candidate
     found: dict[str, list[Candidate]] = {"recent": [], "open_loops": []}
     with connections[router.db_for_read(Memory)].cursor() as cursor:
         cursor.execute(sql, params)
-        for section, pk, public_id, kind, scope, content, age_days in cursor.fetchall():
+        for section, pk, public_id, kind, scope, content, age_days, stale in cursor.fetchall():
             found[section].append(
-                Candidate(pk, public_id, kind, scope, content, max(float(age_days), 0.0))
+                Candidate(
+                    pk, public_id, kind, scope, content, max(float(age_days), 0.0), stale=stale
+                )
             )
     return found
 
 
-def important_rows(selection: ScopeSelection, limit: int) -> list[Candidate]:
+def important_rows(
+    selection: ScopeSelection, limit: int, as_of: datetime | None = None
+) -> list[Candidate]:
+    fragments = _at(as_of)
+    del fragments["now"]
     sql = _IMPORTANT.format(
-        scopes=selection.array,
-        age=AGE_DAYS,
-        decay=DECAY.format(age="a.age_days"),
+        scopes=selection.array, decay=DECAY.format(age="a.age_days"), stale=STALE, **fragments
     )
     with connections[router.db_for_read(Memory)].cursor() as cursor:
         cursor.execute(sql, [RECALL_FACTOR, limit])
         return [
-            Candidate(pk, public_id, kind, scope, content, float(age_days), float(score))
-            for pk, public_id, kind, scope, content, age_days, score in cursor.fetchall()
+            Candidate(pk, public_id, kind, scope, content, float(age_days), float(score), stale=st)
+            for pk, public_id, kind, scope, content, age_days, score, st in cursor.fetchall()
         ]
 
 
-def sections_after(first: Section, selection: ScopeSelection, max_tokens: int) -> list[Section]:
+def sections_after(
+    first: Section, selection: ScopeSelection, max_tokens: int, as_of: datetime | None = None
+) -> list[Section]:
     limit = candidate_limit(max_tokens * SHARES["recent"], per_row=15, lo=5, hi=200)
-    loops = loop_rows(selection, limit)
+    loops = loop_rows(selection, limit, as_of)
     return [
         first,
         Section(

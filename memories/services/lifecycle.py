@@ -12,8 +12,14 @@ from memories.canonical.service import TRANSLATION
 from memories.canonical.tasks import enqueue_canonicalization
 from memories.embeddings import embed_contents
 from memories.kinds import kind_for_slug
-from memories.models import Memory, MemoryVersion, TranslationStatus
-from memories.records import content_hash, save_windows
+from memories.models import Memory, MemoryVersion, TranslationStatus, ValidityEnd, ValidityStart
+from memories.records import (
+    VALIDITY_FIELDS,
+    content_hash,
+    save_windows,
+    validity_close,
+    validity_open,
+)
 from memories.services.remember_input import clean_content
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import Conflict, ValidationFailed
@@ -72,6 +78,7 @@ def memory_edit(
             content_lang=memory.content_lang,
             edited_by=actor.user,
         )
+        memory.confirmed_at = timezone.now()
         if changed_kind:
             memory.kind_id = kind
         if changed_content:
@@ -124,6 +131,9 @@ def memory_forget(*, actor: Actor, memory: Memory, reason: str) -> Memory:
         memory.forgotten_at = timezone.now()
         memory.forgotten_reason = reason
         memory.forgotten_by = actor.user
+        validity_close(
+            memory=memory, at=memory.forgotten_at, by=actor.user, ended=ValidityEnd.FORGOTTEN
+        )
         memory.save(
             update_fields=[
                 "valid",
@@ -131,6 +141,7 @@ def memory_forget(*, actor: Actor, memory: Memory, reason: str) -> Memory:
                 "forgotten_reason",
                 "forgotten_by",
                 "updated_at",
+                *VALIDITY_FIELDS,
             ]
         )
     return memory
@@ -160,7 +171,22 @@ def memory_supersede(*, actor: Actor, memory: Memory, by: Memory) -> Memory:
         memory.valid = False
         memory.superseded_by = replacement
         memory.superseded_at = timezone.now()
-        memory.save(update_fields=["valid", "superseded_by", "superseded_at", "updated_at"])
+        validity_close(
+            memory=memory,
+            at=memory.superseded_at,
+            by=actor.user,
+            ended=ValidityEnd.SUPERSEDED,
+            replaced_by=replacement,
+        )
+        memory.save(
+            update_fields=[
+                "valid",
+                "superseded_by",
+                "superseded_at",
+                "updated_at",
+                *VALIDITY_FIELDS,
+            ]
+        )
     return memory
 
 
@@ -172,17 +198,25 @@ def memory_restore(*, actor: Actor, memory: Memory) -> Memory:
             raise Conflict(_("This memory is valid already."))
         memory.valid = True
         memory.superseded_by = None
-        memory.restored_at = timezone.now()
+        memory.restored_at = memory.confirmed_at = timezone.now()
         memory.restored_by = actor.user
         try:
             with transaction.atomic():
+                validity_open(
+                    memory=memory,
+                    at=memory.restored_at,
+                    by=actor.user,
+                    started=ValidityStart.RESTORED,
+                )
                 memory.save(
                     update_fields=[
                         "valid",
                         "superseded_by",
                         "restored_at",
                         "restored_by",
+                        "confirmed_at",
                         "updated_at",
+                        *VALIDITY_FIELDS,
                     ]
                 )
         except IntegrityError:

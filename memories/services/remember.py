@@ -20,7 +20,6 @@ from functools import partial
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from memories.activity.logged import logs_remember
@@ -37,7 +36,7 @@ from memories.models import (
     Relation,
     TranslationStatus,
 )
-from memories.records import window_rows
+from memories.records import memories_confirmed, new_memory_state, validity_written, window_rows
 from memories.services import duplicates, idempotency
 from memories.services.remember_input import Prepared, RememberInput, prepare, refuse_nul, scope_for
 from scopes import access
@@ -96,8 +95,7 @@ def _replayed(answer: dict[str, Any]) -> RememberResult:
 def _new_memory(actor: Actor, prepared: Prepared) -> Memory:
     held = prepared.request.held_reason
     return Memory(
-        valid=not held,
-        forgotten_at=timezone.now() if held else None,
+        **new_memory_state(held=bool(held)),
         forgotten_reason=held,
         scope=prepared.scope,
         kind_id=prepared.request.kind,
@@ -196,6 +194,8 @@ def _commit(
             provenance.append(_provenance_row(actor, item, memory, absorbed=absorbed))
             items[index].result = result
         Provenance.objects.bulk_create(provenance)
+        validity_written(memories=list(created.values()), by=actor.user)
+        memories_confirmed(ids={row.memory.pk for row in provenance if row.absorbed})
         Conflict.objects.bulk_create(
             Conflict(
                 scope=memory.scope,

@@ -65,6 +65,7 @@ def test_json_and_markdown_say_the_same(owner, project):
                 "score",
                 "age_days",
                 "disputed",
+                "stale",
             }
 
 

@@ -41,6 +41,7 @@ def test_a_hit_says_what_it_is(tenancy, owner, team):
         "age_days",
         "has_original",
         "disputed",
+        "stale",
     }
     assert (hit.id, hit.kind, hit.scope, hit.content) == (
         memory.public_id,

@@ -123,6 +123,7 @@ API_ROWS = [
         TEAM_WRITE,
         {"content": "The vault word is heliotrope-4417, rotated."},
     ),
+    _api("api-history", "get", "memories/{memory}/history", TEAM_READ),
     _api("api-forget", "post", "memories/{memory}/forget", TEAM_WRITE, {"reason": "Outdated."}),
     _api(
         "api-restore",
@@ -160,9 +161,34 @@ API_ROWS = [
         note="all readable scopes",
     ),
     _api(
+        "api-recall",
+        "post",
+        "recall",
+        TEAM_READ,
+        {"query": "vault word", "scopes": ["{team}"], "as_of": "{as_of}"},
+        note="as_of: what was valid then, in the scopes readable now",
+    ),
+    _api(
+        "api-recall",
+        "post",
+        "recall",
+        ACCOUNT_READ,
+        {"query": "heliotrope vault word", "as_of": "{as_of}"},
+        note="as_of over all readable scopes",
+    ),
+    _api(
         "api-context", "post", "context", TEAM_READ, {"topic": "vault word", "scopes": ["{team}"]}
     ),
+    _api(
+        "api-context",
+        "post",
+        "context",
+        TEAM_READ,
+        {"topic": "vault word", "scopes": ["{team}"], "as_of": "{as_of}"},
+    ),
     _api("api-briefing", "get", "briefing?scopes={team}", TEAM_READ),
+    _api("api-briefing", "get", "briefing?scopes={team}&as_of={as_of}", TEAM_READ),
+    _api("api-briefing", "get", "briefing?as_of={as_of}", ACCOUNT_READ, note="as_of, all scopes"),
     _api("api-briefing", "get", "briefing", ACCOUNT_READ, note="all readable scopes"),
     _api("api-activity", "get", "activity", ACCOUNT_READ),
     _api(

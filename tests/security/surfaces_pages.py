@@ -25,6 +25,13 @@ DASHBOARD_ROWS = [
     _page(
         "home",
         "get",
+        "/?q=vault+word&as_of=2026-01-01T00%3A00",
+        PAGE_ACCOUNT,
+        note="search as of an instant, across readable scopes",
+    ),
+    _page(
+        "home",
+        "get",
         "/?scope={team}",
         expect(outsider=404, removed=404, **_NO_TOKENS),
         note="a scope the caller cannot read answers 404 like a missing one",

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import UTC
 from typing import Any
 
 from django.test import Client
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from memories.capture.ingest import IngestInput, chunk_ingest
@@ -139,5 +141,7 @@ def build_world() -> World:
         "forgotten": gone.public_id,
         "token": full.token.public_id,
         "member": "member",
+        # An instant after the world was written, for the `as_of` rows (URL-safe: no "+").
+        "as_of": timezone.now().astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
     }
     return World(users=users, team=team, ids=ids, secrets=secrets)

@@ -1,0 +1,35 @@
+"""The memory page's timeline: the history's events with a label in the reader's language."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.utils.translation import gettext_lazy as _
+
+from memories.timeline import EventOut, HistoryOut
+
+LABELS = {
+    "written": _("Written"),
+    "confirmed": _("Confirmed by a write saying the same"),
+    "edited": _("Edited"),
+    "forgotten": _("Forgotten"),
+    "superseded": _("Superseded"),
+    "restored": _("Restored"),
+    "replaced": _("Replaced an earlier memory"),
+    "merged": _("Merged a duplicate into this one"),
+    "unmerged": _("Merge undone"),
+}
+
+
+@dataclass(frozen=True)
+class TimelineRow:
+    event: EventOut
+    label: str
+
+
+def timeline_rows(history: HistoryOut) -> list[TimelineRow]:
+    """Newest first, as the page reads."""
+    return [
+        TimelineRow(event=event, label=str(LABELS.get(event.event, event.event)))
+        for event in reversed(history.events)
+    ]
