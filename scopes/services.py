@@ -330,7 +330,7 @@ def account_delete(*, actor: Actor, password: str, delete_shared_writes: bool = 
                 details={"scopes": [scope.public_id for scope in sole]},
             )
         account_erasing.send(
-            sender=type(user), user=user, delete_shared_writes=delete_shared_writes
+            sender=get_user_model(), user=user, delete_shared_writes=delete_shared_writes
         )
         for scope in Scope.objects.filter(owner=user).exclude(kind=ScopeKind.PERSONAL):
             _hand_over(scope, user)
@@ -339,5 +339,5 @@ def account_delete(*, actor: Actor, password: str, delete_shared_writes: bool = 
         _forget_sessions(user)
         _forget_sign_ins(user)
         forget_windows(key=f"user:{user.pk}")
-        _forget_admin_log(type(user), [user.pk])
+        _forget_admin_log(get_user_model(), [user.pk])
         user.delete()

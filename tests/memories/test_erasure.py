@@ -1,0 +1,289 @@
+"""Account deletion and scope deletion leave nothing behind: every table and every column of the
+database is scanned (found by introspection, not listed here) for the deleted rows' keys, their
+public ids and a marker only they wrote. Then recall, context, activity and the admin are asked.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.contrib.sessions.models import Session
+from django.db import connection
+from django.test import Client
+from django.utils import timezone
+from oauth2_provider.models import AccessToken
+from rest_framework.test import APIClient
+
+from memories.models import Chunk, Memory, Provenance, PurgeRecord
+from memories.portability.erasure import memory_purge
+from scopes.models import ApiToken, Role, Scope
+from scopes.services import token_create
+from tests.factories import UserFactory, add_member
+from zeromemory.core.actor import Actor
+
+PASSWORD = "correct horse battery staple"  # noqa: S105 - a test account's password
+MARKER = "ultramarine-7731"  # written only by the deleted account
+TEAM_MARKER = "vermilion-2290"  # written only in the deleted scope
+
+
+def scan(*, keys: dict[str, set[int]], strings: set[str]) -> list[str]:
+    """Every row of every table that holds one of `keys` (table → primary keys) in a foreign
+    key or an integer array, or one of `strings` in any column (as text)."""
+    found = []
+    patterns = [f"%{text}%" for text in strings]
+    introspection = connection.introspection
+    with connection.cursor() as cursor:
+        for table in introspection.table_names(cursor):
+            relations = introspection.get_relations(cursor, table)
+            for column, (_, target) in relations.items():
+                if keys.get(target):
+                    cursor.execute(
+                        f'SELECT count(*) FROM "{table}" WHERE "{column}" = ANY(%s)',  # noqa: S608
+                        [sorted(keys[target])],
+                    )
+                    if cursor.fetchone()[0]:
+                        found.append(f"{table}.{column} refers to a deleted {target} row")
+            for column in introspection.get_table_description(cursor, table):
+                name = column.name
+                cursor.execute(
+                    f'SELECT count(*) FROM "{table}" WHERE "{name}"::text LIKE ANY(%s)',  # noqa: S608
+                    [patterns],
+                )
+                if cursor.fetchone()[0]:
+                    found.append(f"{table}.{name} holds a deleted text or id")
+                if column.type_code == 1016 and keys.get("memories_memory"):  # bigint[]
+                    cursor.execute(
+                        f'SELECT count(*) FROM "{table}" WHERE "{name}" && %s::bigint[]',  # noqa: S608
+                        [sorted(keys["memories_memory"])],
+                    )
+                    if cursor.fetchone()[0]:
+                        found.append(f"{table}.{name} holds a deleted memory's key")
+    return found
+
+
+def session_client(user) -> APIClient:
+    client = APIClient()
+    client.force_login(user)
+    return client
+
+
+def token_client(user) -> tuple[APIClient, ApiToken]:
+    issued = token_create(actor=Actor(user=user), name="laptop")
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {issued.secret}")
+    return client, issued.token
+
+
+def ok(response) -> dict:
+    assert response.status_code < 300, response.content
+    return response.json()
+
+
+def leaks(text: str, strings: set[str]) -> list[str]:
+    return [s for s in strings if s in text]
+
+
+def visible_to(client, strings: set[str]) -> list[str]:
+    """What recall, context and activity show this caller of the deleted things."""
+    answers = [
+        client.post("/api/v1/recall", {"query": "locker code deploy key"}, format="json"),
+        client.post("/api/v1/context", {"topic": "locker code deploy key"}, format="json"),
+        client.get("/api/v1/activity"),
+    ]
+    assert all(answer.status_code == 200 for answer in answers)
+    return [hit for answer in answers for hit in leaks(answer.content.decode(), strings)]
+
+
+def admin_shows(strings: set[str], marker: str) -> list[str]:
+    staff = UserFactory(username="staffer", is_staff=True, is_superuser=True)
+    client = Client()
+    client.force_login(staff)
+    pages = [
+        client.get("/admin/memories/memory/", {"q": marker[:8]}),  # not the whole marker: echoed
+        client.get("/admin/memories/memory/"),
+        client.get("/admin/auth/user/"),
+    ]
+    return [hit for page in pages for hit in leaks(page.content.decode(), strings)]
+
+
+@pytest.fixture
+def victim(tenancy, kinds_seeded):
+    """A writer of the team with a personal scope full of things, tokens, an OAuth token, a
+    session, a failed sign-in, rate-limit counts, activity and idempotency records."""
+    user = UserFactory(username="zqvictim", password=PASSWORD)
+    add_member(tenancy.team, user, Role.WRITER)
+    client, token = token_client(user)
+    personal = Scope.objects.get(owner=user, kind="personal").public_id
+    mine = ok(
+        client.post(
+            "/api/v1/memories",
+            {
+                "content": f"My locker code is {MARKER}.",
+                "kind": "fact",
+                "scope": personal,
+                "verbatim": f"code {MARKER}",
+                "idempotency_key": f"key-{MARKER}",
+            },
+            format="json",
+        )
+    )
+    ok(
+        client.post(
+            "/api/v1/ingest",
+            {"content": f"user: my locker is {MARKER}.", "source_kind": "transcript"},
+            format="json",
+        )
+    )
+    shared = ok(
+        client.post(
+            "/api/v1/memories",
+            {
+                "content": "The team builds with Bazel.",
+                "kind": "fact",
+                "scope": tenancy.team.public_id,
+            },
+            format="json",
+        )
+    )
+    ok(client.post("/api/v1/recall", {"query": f"where is {MARKER}"}, format="json"))
+    AccessToken.objects.create(
+        user=user, token=f"oauth-{MARKER}", expires=timezone.now() + timedelta(hours=1)
+    )
+    Client().post("/login/", {"username": "zqvictim", "password": "wrong"})
+    session_client(user).get("/api/v1/me")
+    return user, token, mine["id"], shared["id"]
+
+
+def test_account_deletion_leaves_no_row_and_the_team_keeps_its_memory(tenancy, victim):
+    user, token, mine, shared = victim
+    personal = Scope.objects.get(owner=user, kind="personal")
+    keys = {
+        "auth_user": {user.pk},
+        "scopes_scope": {personal.pk},
+        "scopes_apitoken": {token.pk},
+        "memories_memory": set(Memory.objects.filter(scope=personal).values_list("pk", flat=True)),
+        "memories_chunk": set(Chunk.objects.filter(user=user).values_list("pk", flat=True)),
+    }
+    strings = {MARKER, "zqvictim", personal.public_id, mine, token.public_id, f"user:{user.pk}"}
+    strings |= set(Chunk.objects.filter(user=user).values_list("public_id", flat=True))
+    assert scan(keys=keys, strings=strings), "the scan finds the account before it is deleted"
+
+    # A token never deletes an account; the session must give the password again.
+    client, _ = token_client(user)
+    assert client.delete("/api/v1/me", {"password": PASSWORD}, format="json").status_code == 403
+    browser = session_client(user)
+    wrong = browser.delete("/api/v1/me", {"password": "nope"}, format="json")
+    assert wrong.status_code == 400
+    assert browser.delete("/api/v1/me", {"password": PASSWORD}, format="json").status_code == 204
+
+    assert scan(keys=keys, strings=strings) == []
+    assert not [
+        s for s in Session.objects.all() if s.get_decoded().get("_auth_user_id") == str(user.pk)
+    ]
+    # The team keeps what the person wrote there, anonymized.
+    kept = Memory.objects.get(public_id=shared)
+    assert kept.created_by_id is None
+    assert list(Provenance.objects.filter(memory=kept).values_list("author_name", flat=True)) == [
+        "a deleted user"
+    ]
+    owner, _ = token_client(tenancy.owner)
+    assert visible_to(owner, strings) == []
+    assert (
+        shared in owner.post("/api/v1/recall", {"query": "Bazel"}, format="json").content.decode()
+    )
+    assert admin_shows(strings, MARKER) == []
+
+
+def test_an_account_can_take_what_it_wrote_in_shared_scopes_with_it(tenancy, victim):
+    user, _, _, shared = victim
+    browser = session_client(user)
+    body = {"password": PASSWORD, "delete_shared_writes": True}
+    assert browser.delete("/api/v1/me", body, format="json").status_code == 204
+    assert not Memory.objects.filter(public_id=shared).exists()
+    assert scan(keys={"memories_memory": set()}, strings={shared, "Bazel"}) == []
+
+
+def test_the_sole_admin_of_a_shared_scope_hands_it_over_first(tenancy):
+    owner = tenancy.owner
+    owner.set_password(PASSWORD)
+    owner.save()
+    answer = session_client(owner).delete("/api/v1/me", {"password": PASSWORD}, format="json")
+    assert answer.status_code == 409
+    assert answer.json()["error"]["details"]["scopes"] == [tenancy.team.public_id]
+    add_member(tenancy.team, UserFactory(username="heir"), Role.ADMIN)
+    answer = session_client(owner).delete("/api/v1/me", {"password": PASSWORD}, format="json")
+    assert answer.status_code == 204
+    team = Scope.objects.get(pk=tenancy.team.pk)
+    assert team.owner.username == "heir"
+
+
+def test_scope_deletion_removes_every_row_of_the_scope(tenancy, victim):
+    user, _, _, shared = victim
+    team = tenancy.team
+    owner, _ = token_client(tenancy.owner)
+    writer, _ = token_client(tenancy.writer)
+    note = ok(
+        writer.post(
+            "/api/v1/memories",
+            {
+                "content": f"The deploy key is {TEAM_MARKER}.",
+                "kind": "fact",
+                "scope": team.public_id,
+            },
+            format="json",
+        )
+    )
+    ok(
+        writer.post(
+            f"/api/v1/memories/{shared}/challenge", {"reason": f"Not {TEAM_MARKER}."}, format="json"
+        )
+    )
+    ok(
+        writer.post(
+            "/api/v1/ingest",
+            {
+                "content": f"user: deploy key {TEAM_MARKER}.",
+                "source_kind": "transcript",
+                "scope": team.public_id,
+            },
+            format="json",
+        )
+    )
+    ok(
+        writer.post(
+            "/api/v1/recall", {"query": f"{TEAM_MARKER}", "scopes": [team.public_id]}, format="json"
+        )
+    )
+    # Another member's recall over every scope: its answer names team memories.
+    ok(owner.post("/api/v1/recall", {"query": "Bazel build"}, format="json"))
+    memories = Memory.objects.filter(scope=team)
+    keys = {
+        "scopes_scope": {team.pk},
+        "memories_memory": set(memories.values_list("pk", flat=True)),
+        "memories_chunk": set(Chunk.objects.filter(scope=team).values_list("pk", flat=True)),
+    }
+    strings = {TEAM_MARKER, team.public_id, note["id"], shared}
+    strings |= set(Chunk.objects.filter(scope=team).values_list("public_id", flat=True))
+    assert scan(keys=keys, strings=strings)
+
+    assert owner.delete(f"/api/v1/scopes/{team.public_id}").status_code == 204
+
+    assert scan(keys=keys, strings=strings) == []
+    for client in (owner, writer):
+        assert visible_to(client, strings) == []
+    assert admin_shows(strings, TEAM_MARKER) == []
+
+
+def test_purge_deletes_one_memory_and_keeps_an_audit_without_content(tenancy, victim):
+    _, _, _, shared = victim
+    memory = Memory.objects.get(public_id=shared)
+    staff = UserFactory(username="legal", is_staff=True)
+    record = memory_purge(memory=memory, by=staff, reason="Erasure request 2026-117.")
+    assert (record.memory_public_id, record.purged_by, record.reason) == (
+        shared,
+        staff,
+        "Erasure request 2026-117.",
+    )
+    assert scan(keys={"memories_memory": {memory.pk}}, strings={"Bazel"}) == []
+    assert PurgeRecord.objects.filter(memory_public_id=shared).exists()
