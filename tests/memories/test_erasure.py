@@ -287,3 +287,21 @@ def test_purge_deletes_one_memory_and_keeps_an_audit_without_content(tenancy, vi
     )
     assert scan(keys={"memories_memory": {memory.pk}}, strings={"Bazel"}) == []
     assert PurgeRecord.objects.filter(memory_public_id=shared).exists()
+
+
+def test_staff_purge_in_the_admin_asks_for_a_reason(tenancy, victim):
+    _, _, _, shared = victim
+    memory = Memory.objects.get(public_id=shared)
+    staff = UserFactory(username="legal2", is_staff=True, is_superuser=True)
+    client = Client()
+    client.force_login(staff)
+    base = {"action": "purge", "_selected_action": [memory.pk]}
+    asked = client.post("/admin/memories/memory/", base)
+    assert asked.status_code == 200 and b"reason" in asked.content
+    assert Memory.objects.filter(pk=memory.pk).exists()
+    client.post("/admin/memories/memory/", {**base, "confirm": "yes", "reason": "Court order 7."})
+    assert not Memory.objects.filter(pk=memory.pk).exists()
+    record = PurgeRecord.objects.get(memory_public_id=shared)
+    assert (record.purged_by, record.reason) == (staff, "Court order 7.")
+    audit = client.get("/admin/memories/purgerecord/").content.decode()
+    assert shared in audit and "Bazel" not in audit
