@@ -1,8 +1,9 @@
 """The admin site: the kind catalogue, and memory hygiene (find and retry stuck translations).
 
 Memories are add-only, so the admin creates none (writes go through `remember()`) and deletes
-one only by the purge action, for a legal request, with a reason kept in the purge audit; a change of content or kind goes through `memory_edit`, like every other surface,
-so that it is versioned, re-embedded and re-queued for canonicalization.
+one only by the purge action, for a legal request, with a reason kept in the purge audit. A
+change of content or kind goes through `memory_edit`, like every other surface, so that it is
+versioned, re-embedded and re-queued for canonicalization.
 """
 
 from __future__ import annotations

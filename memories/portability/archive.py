@@ -22,6 +22,15 @@ from django.conf import settings
 from django.utils.translation import gettext as _
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from memories.kinds import all_kinds
+from memories.models import (
+    AuthorKind,
+    ConflictStatus,
+    Relation,
+    Resolution,
+    SourceKind,
+    TranslationStatus,
+)
 from memories.portability import format as fmt
 from zeromemory.core.errors import ValidationFailed
 
@@ -240,3 +249,43 @@ def read_archive(upload: IO[bytes]) -> Archive:
         except (zipfile.BadZipFile, EOFError, OSError, NotImplementedError) as exc:
             raise BadArchive(_("The archive is damaged: %(e)s") % {"e": str(exc)[:200]}) from None
     return Archive(manifest=manifest, memories=memories, conflicts=conflicts)
+
+
+def check_references(archive: Archive) -> None:
+    """What the archive refers to must exist: kinds here, memories in the archive, choices."""
+    kinds = all_kinds()
+    ids = {memory.id for memory in archive.memories}
+    if len(ids) != len(archive.memories):
+        raise BadArchive(_("A memory id appears twice."))
+    for memory in archive.memories:
+        used = {memory.kind} | {version.kind for version in memory.versions}
+        if used - set(kinds):
+            raise BadArchive(
+                _("%(id)s has a kind this server does not know: %(k)s.")
+                % {"id": memory.id, "k": ", ".join(sorted(used - set(kinds)))}
+            )
+        if memory.superseded_by is not None and memory.superseded_by not in ids:
+            raise BadArchive(
+                _("%(id)s is superseded by a memory not in the archive.") % {"id": memory.id}
+            )
+        if (memory.superseded_by is not None) != (memory.state == "superseded"):
+            raise BadArchive(_("%(id)s has a state its links contradict.") % {"id": memory.id})
+        if memory.author.kind not in AuthorKind.values:
+            raise BadArchive(_("%(id)s has an unknown author kind.") % {"id": memory.id})
+        if memory.translation not in TranslationStatus.values:
+            raise BadArchive(_("%(id)s has an unknown translation status.") % {"id": memory.id})
+        if any(row.source not in SourceKind.values for row in memory.provenance):
+            raise BadArchive(_("%(id)s has provenance of an unknown source.") % {"id": memory.id})
+    for conflict in archive.conflicts:
+        named = {conflict.memory_a, conflict.memory_b} | {
+            ref for action in conflict.actions for ref in (action.retired, action.kept)
+        }
+        if named - {None} - ids:
+            raise BadArchive(_("%(id)s names a memory not in the archive.") % {"id": conflict.id})
+        if (
+            conflict.status not in ConflictStatus.values
+            or conflict.verdict not in ["", *Relation.values]
+            or conflict.resolution not in ["", *Resolution.values]
+            or any(action.resolution not in Resolution.values for action in conflict.actions)
+        ):
+            raise BadArchive(_("%(id)s has an unknown status or verdict.") % {"id": conflict.id})

@@ -19,12 +19,9 @@ from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
 from memories.embeddings import embed_contents
-from memories.kinds import all_kinds
 from memories.models import (
-    AuthorKind,
     Conflict,
     ConflictAction,
-    ConflictStatus,
     ImportedMemory,
     Memory,
     MemoryVersion,
@@ -32,10 +29,14 @@ from memories.models import (
     Provenance,
     Relation,
     Resolution,
-    SourceKind,
-    TranslationStatus,
 )
-from memories.portability.archive import Archive, BadArchive, ConflictIn, MemoryIn
+from memories.portability.archive import (
+    Archive,
+    BadArchive,
+    ConflictIn,
+    MemoryIn,
+    check_references,
+)
 from memories.records import content_hash, window_rows
 from scopes.models import Scope
 
@@ -56,46 +57,6 @@ class ImportResult:
     absorbed: int  # memories whose text the scope held already (provenance added there)
     skipped: int  # memories an earlier import of this archive wrote
     conflicts: int  # queue items written
-
-
-def _check(archive: Archive) -> None:
-    """What the archive refers to must exist: kinds here, memories in the archive, choices."""
-    kinds = all_kinds()
-    ids = {memory.id for memory in archive.memories}
-    if len(ids) != len(archive.memories):
-        raise BadArchive(_("A memory id appears twice."))
-    for memory in archive.memories:
-        used = {memory.kind} | {version.kind for version in memory.versions}
-        if used - set(kinds):
-            raise BadArchive(
-                _("%(id)s has a kind this server does not know: %(k)s.")
-                % {"id": memory.id, "k": ", ".join(sorted(used - set(kinds)))}
-            )
-        if memory.superseded_by is not None and memory.superseded_by not in ids:
-            raise BadArchive(
-                _("%(id)s is superseded by a memory not in the archive.") % {"id": memory.id}
-            )
-        if (memory.superseded_by is not None) != (memory.state == "superseded"):
-            raise BadArchive(_("%(id)s has a state its links contradict.") % {"id": memory.id})
-        if memory.author.kind not in AuthorKind.values:
-            raise BadArchive(_("%(id)s has an unknown author kind.") % {"id": memory.id})
-        if memory.translation not in TranslationStatus.values:
-            raise BadArchive(_("%(id)s has an unknown translation status.") % {"id": memory.id})
-        if any(row.source not in SourceKind.values for row in memory.provenance):
-            raise BadArchive(_("%(id)s has provenance of an unknown source.") % {"id": memory.id})
-    for conflict in archive.conflicts:
-        named = {conflict.memory_a, conflict.memory_b} | {
-            ref for action in conflict.actions for ref in (action.retired, action.kept)
-        }
-        if named - {None} - ids:
-            raise BadArchive(_("%(id)s names a memory not in the archive.") % {"id": conflict.id})
-        if (
-            conflict.status not in ConflictStatus.values
-            or conflict.verdict not in ["", *Relation.values]
-            or conflict.resolution not in ["", *Resolution.values]
-            or any(action.resolution not in Resolution.values for action in conflict.actions)
-        ):
-            raise BadArchive(_("%(id)s has an unknown status or verdict.") % {"id": conflict.id})
 
 
 def _memory_row(item: MemoryIn, *, scope: Scope, public_id: str, vector: list[float]) -> Memory:
@@ -277,7 +238,7 @@ def _write_conflicts(scope: Scope, conflicts: list[ConflictIn], created: dict[st
 
 def archive_import(*, scope: Scope, archive: Archive) -> ImportResult:
     """Write the archive's memories into `scope` (which the caller may write), or nothing."""
-    _check(archive)
+    check_references(archive)
     memories = sorted(archive.memories, key=lambda memory: memory.id)
     try:
         with transaction.atomic():
