@@ -12,14 +12,17 @@ import json
 import zipfile
 
 import pytest
+from django.core.management import call_command
 from django.test import override_settings
 
 from memories.models import ImportedMemory, Memory, Provenance
 from memories.portability import format as fmt
+from memories.portability.tickets import ticket_issue
 from scopes.models import Role
 from tests.factories import add_member, make_scope
 from tests.fakes.anthropic_api import tool_answer
 from tests.memories.canonical_support import ENGLISH, GERMAN, VERBATIM, write
+from zeromemory.core.actor import Actor
 
 
 def export(client, scope_id: str) -> bytes:
@@ -246,3 +249,28 @@ def test_a_hostile_archive_answers_400_and_writes_nothing(db, tenancy, history):
     assert response.status_code == 400 and "larger than" in response.json()["error"]["message"]
     assert Memory.objects.count() == before
     assert not ImportedMemory.objects.exists()
+
+
+def test_the_commands_export_and_import_the_same_archive(db, tenancy, history, tmp_path):
+    owner, team = history
+    out = tmp_path / "team.zip"
+    call_command("export", team.public_id, "--out", str(out))
+    assert out.read_bytes() == export(owner, team.public_id)
+    other = make_scope(owner=tenancy.owner, slug="copy")
+    call_command("import_export", str(out), "--scope", other.public_id, "--user", "owner")
+    assert Memory.objects.filter(scope=other).count() == 5
+
+
+def test_the_mcp_download_url_works_once(db, tenancy, history):
+    owner, team = history
+    _, signed = ticket_issue(actor=Actor(user=tenancy.owner), scopes=[team])
+    anonymous = owner.__class__()
+    first = anonymous.get(f"/api/v1/exports/{signed}")
+    assert first.status_code == 200
+    assert b"".join(first.streaming_content) == export(owner, team.public_id)
+    assert anonymous.get(f"/api/v1/exports/{signed}").status_code == 404
+    assert anonymous.get(f"/api/v1/exports/{signed[:-2]}xx").status_code == 404
+    # Bound to the user's scopes when used: a member removed since downloads nothing.
+    _, again = ticket_issue(actor=Actor(user=tenancy.owner), scopes=[team])
+    team.memberships.filter(user=tenancy.owner).update(role=Role.READER)
+    assert anonymous.get(f"/api/v1/exports/{again}").status_code == 404
