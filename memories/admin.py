@@ -1,9 +1,8 @@
 """The admin site: the kind catalogue, and memory hygiene (find and retry stuck translations).
 
-Memories are add-only, so the admin creates none (writes go through `remember()`) and deletes
-one only by the purge action, for a legal request, with a reason kept in the purge audit. A
-change of content or kind goes through `memory_edit`, like every other surface, so that it is
-versioned, re-embedded and re-queued for canonicalization.
+Memories are add-only: the admin creates none (writes go through `remember()`), deletes one only
+by the purge action (a legal request, its reason audited), and edits through `memory_edit`, like
+every other surface, so that a change is versioned, re-embedded and re-queued for translation.
 """
 
 from __future__ import annotations

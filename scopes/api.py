@@ -7,7 +7,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from scopes import access, selectors, services
+from scopes import access, erasure, selectors, services
 from scopes.models import Role, Scope, ScopeKind
 from scopes.schemas import (
     MemberListOut,
@@ -66,7 +66,7 @@ class MeView(APIView):
         actor = actor_for_request(request)
         body = self.DeleteInput(data=request.data)
         body.is_valid(raise_exception=True)
-        services.account_delete(actor=actor, **body.validated_data)
+        erasure.account_delete(actor=actor, **body.validated_data)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

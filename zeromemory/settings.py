@@ -219,15 +219,11 @@ WHITENOISE_AUTOREFRESH = DEBUG
 MAX_BODY_BYTES = env_int("ZM_MAX_BODY_BYTES", 1_048_576, minimum=1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_BODY_BYTES
 
-# Export and import of an export. The server version an archive names; the upload limit of an
-# archive; the limits its entries must keep (each and in all, once decompressed); how long a
-# download URL from the MCP tool `export_memories` lives.
-SERVER_VERSION = "0.1.0"
+# Portability: an archive's upload limit, its entries' (each, all); an export URL's life (s).
 IMPORT_MAX_BYTES = env_int("ZM_IMPORT_MAX_BYTES", 100 * 1_048_576, minimum=1024)
 IMPORT_MAX_ENTRY_BYTES = env_int("ZM_IMPORT_MAX_ENTRY_BYTES", 4 * 1_048_576, minimum=1024)
 IMPORT_MAX_TOTAL_BYTES = env_int("ZM_IMPORT_MAX_TOTAL_BYTES", 1024 * 1_048_576, minimum=1024)
 EXPORT_URL_SECONDS = env_int("ZM_EXPORT_URL_SECONDS", 300, minimum=10)
-
 # Calls per user per window (N/s, N/min, N/hour, N/day), counted in the database so the limit
 # holds across every web process; empty turns it off.
 API_RATE = env_str("ZM_API_RATE", "6000/min")

@@ -19,7 +19,6 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.conf import settings
 from django.db.models import F, Prefetch, Q
 
 from memories.models import (
@@ -198,7 +197,7 @@ def export_archive(*, scopes: Iterable[Scope]) -> Iterator[bytes]:
         manifest = {
             "format": fmt.FORMAT_NAME,
             "format_version": fmt.FORMAT_VERSION,
-            "server_version": settings.SERVER_VERSION,
+            "server_version": fmt.SERVER_VERSION,
             "scopes": [
                 {
                     "id": scope.public_id,

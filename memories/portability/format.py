@@ -20,6 +20,7 @@ from typing import Any
 
 import yaml
 
+SERVER_VERSION = "0.1.0"  # the project's (pyproject.toml), named in every manifest
 FORMAT_NAME = "zero-memory-export"
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
