@@ -1,15 +1,17 @@
 """The admin site: the kind catalogue, and memory hygiene (find and retry stuck translations).
 
-Memories are add-only, so the admin never deletes one and creates none (writes go through
-`remember()`); a change of content or kind goes through `memory_edit`, like every other surface,
-so that it is versioned, re-embedded and re-queued for canonicalization.
+Memories are add-only: the admin creates none (writes go through `remember()`), deletes one only
+by the purge action (a legal request, its reason audited), and edits through `memory_edit`, like
+every other surface, so that a change is versioned, re-embedded and re-queued for translation.
 """
 
 from __future__ import annotations
 
 from django.contrib import admin, messages
+from django.contrib.admin import helpers
 from django.db import transaction
 from django.db.models import Q
+from django.template.response import TemplateResponse
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 from modeltranslation.admin import TranslationAdmin
@@ -18,7 +20,15 @@ from memories.canonical import service as canonical
 from memories.canonical import tasks
 from memories.capture import admin as capture_admin  # noqa: F401 - registers the chunk admin
 from memories.hygiene import admin as hygiene_admin  # noqa: F401 - registers the review queue
-from memories.models import Memory, MemoryKind, MemoryVersion, Provenance, TranslationStatus
+from memories.models import (
+    Memory,
+    MemoryKind,
+    MemoryVersion,
+    Provenance,
+    PurgeRecord,
+    TranslationStatus,
+)
+from memories.portability.erasure import memory_purge
 from memories.services.lifecycle import memory_edit
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import DomainError
@@ -141,7 +151,7 @@ class MemoryAdmin(admin.ModelAdmin):
     list_select_related = ["scope", "kind"]
     search_fields = ["public_id", "content", "content_original"]
     date_hierarchy = "created_at"
-    actions = ["retry_translation"]
+    actions = ["retry_translation", "purge"]
     inlines = [ProvenanceInline, MemoryVersionInline]
     # Only content and kind are editable, and only through memory_edit (see save_model).
     fields = [
@@ -204,6 +214,37 @@ class MemoryAdmin(admin.ModelAdmin):
         except DomainError as exc:  # refused (a secret, a duplicate): nothing was changed
             self.message_user(request, exc.message, messages.ERROR)
 
+    @admin.action(description=_("Purge (delete for a legal request)"))
+    def purge(self, request, queryset):
+        """Delete the selected memories for good, with a reason kept in the purge audit. Staff
+        only; the everyday removal is forget, which deletes nothing."""
+        if not request.user.is_staff:
+            return None
+        reason = request.POST.get("reason", "").strip()
+        if request.POST.get("confirm") != "yes" or not reason:
+            return TemplateResponse(
+                request,
+                "admin/memories/purge.html",
+                {
+                    **self.admin_site.each_context(request),
+                    "memories": list(queryset.select_related("scope")),
+                    "selected": helpers.ACTION_CHECKBOX_NAME,
+                    "missing_reason": request.POST.get("confirm") == "yes",
+                    "opts": self.model._meta,
+                    "title": _("Purge memories"),
+                },
+            )
+        memories = list(queryset.select_related("scope"))
+        for memory in memories:
+            memory_purge(memory=memory, by=request.user, reason=reason)
+        self.message_user(
+            request,
+            ngettext("%(n)d memory purged.", "%(n)d memories purged.", len(memories))
+            % {"n": len(memories)},
+            messages.SUCCESS,
+        )
+        return None
+
     @admin.action(description=_("Retry translation"))
     def retry_translation(self, request, queryset) -> None:
         queued = 0
@@ -240,3 +281,20 @@ class MemoryAdmin(admin.ModelAdmin):
                 % {"n": skipped},
                 messages.WARNING,
             )
+
+
+@admin.register(PurgeRecord)
+class PurgeRecordAdmin(admin.ModelAdmin):
+    """The purge audit: who purged which memory, when and why (never what it said)."""
+
+    list_display = ["memory_public_id", "scope_public_id", "purged_by", "purged_at", "reason"]
+    search_fields = ["memory_public_id", "scope_public_id", "reason"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False

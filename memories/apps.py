@@ -8,3 +8,4 @@ class MemoriesConfig(AppConfig):
 
     def ready(self) -> None:
         from memories import checks  # noqa: F401 - registers the embedding dimension check
+        from memories.portability import erasure  # noqa: F401 - receives the erasure signals

@@ -7,7 +7,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from scopes import access, selectors, services
+from scopes import access, erasure, selectors, services
 from scopes.models import Role, Scope, ScopeKind
 from scopes.schemas import (
     MemberListOut,
@@ -33,6 +33,11 @@ def _scope(actor: Actor, scope: Scope) -> ScopeOut:
 
 
 class MeView(APIView):
+    @extend_schema_serializer(component_name="AccountDelete")
+    class DeleteInput(StrictSerializer):
+        password = StrictCharField(max_length=4096, trim_whitespace=False)
+        delete_shared_writes = StrictBooleanField(required=False, default=False)
+
     @extend_schema(responses=MeOut, summary="The caller: user, token and readable scopes")
     def get(self, request):
         actor = actor_for_request(request)
@@ -51,6 +56,18 @@ class MeView(APIView):
                 scopes=selectors.readable_scope_answers(actor=actor),
             )
         )
+
+    @extend_schema(
+        request=DeleteInput,
+        responses={204: None},
+        summary="Delete the caller's account (a signed-in session and the password, no token)",
+    )
+    def delete(self, request):
+        actor = actor_for_request(request)
+        body = self.DeleteInput(data=request.data)
+        body.is_valid(raise_exception=True)
+        erasure.account_delete(actor=actor, **body.validated_data)
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class ScopeListView(APIView):

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import ProtectedError
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -22,6 +21,7 @@ from scopes.access import (
     require_account_access,
     require_write_access,
 )
+from scopes.erasure import erase_scope
 from scopes.models import ApiToken, Membership, Role, Scope, ScopeKind, slug_validator
 from zeromemory.core.errors import Conflict, NotFound, ValidationFailed
 from zeromemory.core.secrets import refuse_secrets
@@ -89,15 +89,11 @@ def scope_update(*, scope: Scope, name: str | None = None, slug: str | None = No
 
 
 def scope_delete(*, scope: Scope) -> None:
+    """Delete a shared scope with every row of every table that belongs to it."""
     if scope.is_personal:
         raise Conflict(_("A personal scope cannot be deleted."))
-    try:
-        with transaction.atomic():
-            scope.delete()
-    except ProtectedError:
-        raise Conflict(
-            _("This scope still holds memories; forget them or move them before deleting it.")
-        ) from None
+    with transaction.atomic():
+        erase_scope(scope)
 
 
 def _user_by_username(username: str) -> AbstractBaseUser:

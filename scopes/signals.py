@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db.models.signals import post_save
-from django.dispatch import receiver
+from django.dispatch import Signal, receiver
 
 
 @receiver(post_save, sender=settings.AUTH_USER_MODEL, dispatch_uid="scopes_personal_scope")
@@ -13,3 +13,14 @@ def create_personal_scope(sender, instance, created: bool, raw: bool = False, **
         from scopes.services import scope_create_personal
 
         scope_create_personal(user=instance)
+
+
+# Erasure. The rows of tenant data below tenancy (memories, chunks, activity…) belong to apps
+# that import this one, never the other way round, so tenancy announces an erasure and each app
+# removes its own rows. Both are sent inside the erasure's transaction, before the scope's or
+# the user's row goes: a receiver that fails undoes the whole erasure.
+# `scope_erasing(scope=…)`: every row of the scope is to go.
+scope_erasing = Signal()
+# `account_erasing(user=…, delete_shared_writes=…)`: the user's rows are to go; what they wrote
+# in shared scopes stays anonymized, or goes too when `delete_shared_writes`.
+account_erasing = Signal()

@@ -31,6 +31,7 @@ ALLOWED = (
     "scopes/authentication.py",  # finds the token of a bearer secret: who the actor is
     "scopes/selectors.py",
     "scopes/services.py",
+    "scopes/erasure.py",  # a scope or an account removed with its rows
     "memories/selectors.py",
     "memories/services/",
     "memories/recall/",
@@ -40,6 +41,7 @@ ALLOWED = (
     "memories/capture/",  # ingest's ledger and extraction, as the chunk's user
     "memories/hygiene/",  # the scan over every scope, the judge by pair id, the review queue
     "memories/management/commands/",  # operators' commands over every memory
+    "memories/portability/",  # export and import of scopes from the door, erasure by id
 )
 MAX_LINES = 300
 

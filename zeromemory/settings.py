@@ -264,7 +264,7 @@ if METRICS:
     METRICS_DIR.mkdir(parents=True, exist_ok=True)
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(METRICS_DIR)
 
-# The product's own knobs: memories, canonical English, capture.
+# The product's own knobs: memories, canonical English, capture, portability.
 # The OAuth 2.1 authorization server that signs MCP clients in.
 from zeromemory.settings_oauth import *  # noqa: E402, F403
 from zeromemory.settings_product import *  # noqa: E402, F403

@@ -1,4 +1,5 @@
-"""The product's own settings (memories, canonical English, capture), read from the environment.
+"""The product's own settings (memories, canonical English, capture, portability), read from
+the environment.
 
 `zeromemory.settings` imports every name here; `.env.example` lists each variable.
 """
@@ -62,3 +63,9 @@ HYGIENE_MIN_SIMILARITY = 0.78
 # Judge confidence at which a duplicate, or a supersession, is resolved without a person.
 HYGIENE_AUTO_DUPLICATE = 0.90
 HYGIENE_AUTO_SUPERSEDE = 0.95
+
+# Portability: an archive's upload limit, its entries' (each, all); an export URL's life (s).
+IMPORT_MAX_BYTES = env_int("ZM_IMPORT_MAX_BYTES", 100 * 1_048_576, minimum=1024)
+IMPORT_MAX_ENTRY_BYTES = env_int("ZM_IMPORT_MAX_ENTRY_BYTES", 4 * 1_048_576, minimum=1024)
+IMPORT_MAX_TOTAL_BYTES = env_int("ZM_IMPORT_MAX_TOTAL_BYTES", 1024 * 1_048_576, minimum=1024)
+EXPORT_URL_SECONDS = env_int("ZM_EXPORT_URL_SECONDS", 300, minimum=10)

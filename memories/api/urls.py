@@ -3,7 +3,7 @@
 from django.urls import path
 
 import zeromemory.core.converters  # noqa: F401 - registers the id and username converters
-from memories.api import conflicts, ingest, memories, read
+from memories.api import conflicts, ingest, memories, portability, read
 
 urlpatterns = [
     path("memories", memories.MemoryListView.as_view(), name="api-memories"),
@@ -36,4 +36,18 @@ urlpatterns = [
     path("ingest", ingest.IngestView.as_view(), name="api-ingest"),
     path("ingest/<id:chunk_id>", ingest.ChunkDetailView.as_view(), name="api-chunk"),
     path("import", ingest.ImportView.as_view(), name="api-import"),
+    path("export", portability.ExportView.as_view(), name="api-export"),
+    path(
+        "exports/<str:ticket>", portability.ExportDownloadView.as_view(), name="api-export-download"
+    ),
+    path(
+        "scopes/<id:scope_id>/export",
+        portability.ScopeExportView.as_view(),
+        name="api-scope-export",
+    ),
+    path(
+        "scopes/<id:scope_id>/import-export",
+        portability.ImportExportView.as_view(),
+        name="api-scope-import-export",
+    ),
 ]

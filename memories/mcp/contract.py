@@ -188,6 +188,16 @@ decide. Prefer this to forget when you are not sure, or when the memory is not y
 Returns the queue item's id and whether it is new: a memory already challenged keeps its open \
 item, and your reason is added to it. Only the scope's admins read the item itself."""
 
+EXPORT_MEMORIES = """\
+Export scopes you administer (your personal scope, and team or project scopes where you are \
+admin) as a zip of markdown files: every memory with its original text, provenance, versions \
+and links, and the review queue.
+
+- scopes: scope ids from list_scopes; omit for every scope you administer.
+
+Returns a download URL that works once and only for a few minutes (fetch it with any HTTP \
+client, no credentials needed), when it expires, the scopes and how many memories they hold."""
+
 DESCRIPTIONS = {
     "remember": REMEMBER,
     "recall": RECALL,
@@ -201,6 +211,7 @@ DESCRIPTIONS = {
     "resolve_conflict": RESOLVE_CONFLICT,
     "challenge": CHALLENGE,
     "history": HISTORY,
+    "export_memories": EXPORT_MEMORIES,
 }
 
 

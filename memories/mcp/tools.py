@@ -22,6 +22,7 @@ from memories.capture.schemas import IngestOut
 from memories.mcp import contract
 from memories.mcp.history_tools import HISTORY_TOOLS, AsOf
 from memories.mcp.hygiene_tools import HYGIENE_TOOLS
+from memories.mcp.portability_tools import PORTABILITY_TOOLS
 from memories.mcp.server import ZeroMemoryServer, memory_to_change, run_tool
 from memories.models import SourceKind, TranslationStatus
 from memories.recall import budget, context, inputs
@@ -267,6 +268,7 @@ TOOLS: list[tuple[Callable[..., Any], str, ToolAnnotations]] = [
     ),
     *HYGIENE_TOOLS,
     *HISTORY_TOOLS,
+    *PORTABILITY_TOOLS,
 ]
 
 

@@ -132,7 +132,7 @@ def fill(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('memories', '0013_conflict_held'),
+        ('memories', '0014_export_purge'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

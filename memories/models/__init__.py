@@ -25,6 +25,7 @@ from memories.models.conflict import (
     Resolution,
 )
 from memories.models.memory import Memory
+from memories.models.portability import ExportTicket, ImportedMemory, PurgeRecord
 from memories.models.records import IdempotencyRecord, MemoryVersion, MemoryWindow, Provenance
 from memories.models.validity import ValidityEnd, ValidityPeriod, ValidityStart
 
@@ -41,14 +42,17 @@ __all__ = [
     "Conflict",
     "ConflictAction",
     "ConflictStatus",
+    "ExportTicket",
     "HygieneScan",
     "IdempotencyRecord",
+    "ImportedMemory",
     "Memory",
     "MemoryKind",
     "MemoryState",
     "MemoryVersion",
     "MemoryWindow",
     "Provenance",
+    "PurgeRecord",
     "Relation",
     "Resolution",
     "SourceKind",

@@ -58,6 +58,9 @@ class Provenance(models.Model):
     verbatim = models.TextField(_("verbatim"), blank=True, default="")
     # What this write said, when it differs from the memory's content (absorbed writes).
     written_text = models.TextField(_("text as written"), blank=True, default="")
+    # Who wrote it, by name, where the user row is not this server's: an imported write keeps
+    # its author's name here, and a deleted account's writes say "a deleted user".
+    author_name = models.CharField(_("author"), max_length=150, blank=True, default="")
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )

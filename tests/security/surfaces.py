@@ -74,6 +74,16 @@ def _api(route, method, path, preset, body=None, note=""):
 MEMBER = "scopes/{team}/members/{member}"
 API_ROWS = [
     _api("api-me", "get", "me", ACCOUNT_READ),
+    _api(
+        "api-me",
+        "delete",
+        "me",
+        expect(**dict.fromkeys(("owner", "outsider", "reader", "read_only", "restricted"), 403))
+        | {"removed": 403},
+        {"password": "not-the-password"},
+        note="a token never deletes an account: a session with the password "
+        "(tests/memories/test_erasure.py)",
+    ),
     _api("api-scopes", "get", "scopes", ACCOUNT_READ),
     _api("api-scopes", "post", "scopes", ACCOUNT_WRITE, {"name": "N", "slug": "n", "kind": "team"}),
     _api("api-scope", "get", "scopes/{team}", TEAM_READ),
@@ -83,7 +93,17 @@ API_ROWS = [
         "delete",
         "scopes/{team}",
         TEAM_ADMIN,
-        note="the team scope holds memories: 409 for the owner",
+        note="the scope and every row of it go (tests/memories/test_erasure.py)",
+    ),
+    _api("api-scope-export", "get", "scopes/{team}/export", TEAM_ADMIN, note="a zip, streamed"),
+    _api("api-export", "get", "export", ACCOUNT_READ, note="the scopes the caller administers"),
+    Row(
+        route="api-scope-import-export",
+        method="post",
+        path="/api/v1/scopes/{team}/import-export",
+        expect=TEAM_WRITE,
+        note="the body is a zip: an empty export",
+        extra={"archive": True},
     ),
     _api("api-scope-members", "get", "scopes/{team}/members", TEAM_ADMIN),
     _api(
@@ -241,6 +261,10 @@ EXEMPT = {
     "oauth2_provider:authorize": (
         "consent: the signed-in person's own scopes only; grants run through the tenancy "
         "rows as tokens (tests/oauth/test_grant_matrix.py), bad input in tests/oauth"
+    ),
+    "api-export-download": (
+        "the signed, single-use URL the MCP tool export_memories answers is the credential; "
+        "its user and scopes are checked again when it is used (tests/memories/test_portability.py)"
     ),
     "oauth2_provider:token": "OAuth token endpoint: codes and refresh tokens (tests/oauth)",
     "oauth2_provider:revoke-token": "OAuth revocation (RFC 7009) of the caller's own tokens",

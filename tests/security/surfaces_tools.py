@@ -41,4 +41,6 @@ TOOL_ROWS = [
     _tool("list_conflicts", TOOL_ACCOUNT, {}, note="only scopes the caller administers"),
     _tool("resolve_conflict", TOOL_ADMIN, {"conflict_id": "{conflict}", "action": "keep_both"}),
     _tool("challenge", TOOL_WRITE, {"memory_id": "{memory}", "reason": "It was rotated."}),
+    _tool("export_memories", TOOL_ADMIN, {"scopes": ["{team}"]}),
+    _tool("export_memories", TOOL_ACCOUNT, {}, note="the scopes the caller administers"),
 ]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import json
+import zipfile
 from dataclasses import dataclass
 from datetime import UTC
 from typing import Any
@@ -20,6 +22,25 @@ from scopes.models import Role, Scope
 from scopes.services import membership_remove, token_create, token_revoke
 from tests.factories import UserFactory, add_member, make_scope
 from zeromemory.core.actor import Actor
+
+
+def empty_export() -> bytes:
+    """A valid export archive with nothing in it (the body of an import row)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        manifest = {"format": "zero-memory-export", "format_version": 1, "files": {}}
+        archive.writestr("manifest.json", json.dumps(manifest))
+    return buffer.getvalue()
+
+
+def answer_text(response) -> str:
+    """An answer as text; a zip (an export) as the text of its files."""
+    if not getattr(response, "streaming", False):
+        return response.content.decode()
+    data = b"".join(response.streaming_content)
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        return "\n".join(archive.read(info).decode() for info in archive.infolist())
+
 
 # The team's own words: no answer to a caller outside the team may contain them.
 MARKER = "heliotrope-4417"

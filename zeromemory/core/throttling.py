@@ -41,6 +41,12 @@ def count_in_window(key: str, duration: int) -> tuple[int, float]:
     return hits, window + duration - now
 
 
+def forget_windows(*, key: str) -> None:
+    """Remove a key's window (when its user is deleted)."""
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM zm_rate_window WHERE key = %s", [key])
+
+
 def retry_after(user) -> float | None:
     """Count one call of an authenticated user against the rate: None when it is allowed, else
     the seconds until the next one is. The surfaces that are not DRF views (MCP,

@@ -1,0 +1,145 @@
+"""Erasure: the rows of memories' tables that belong to a deleted scope or account, and the
+purge of one memory.
+
+Tenancy announces a scope's or an account's erasure (`scopes.signals`); the receivers here
+remove what the memories app holds of it, in the same transaction. Rows are deleted by
+statements over the ids (no row is loaded), dependents first; references that are not foreign
+keys (memory ids in activity answers and chunk results, idempotency answers, the admin's
+history) are cleaned the same way.
+"""
+
+from __future__ import annotations
+
+from django.contrib.admin.models import LogEntry
+from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.contenttypes.models import ContentType
+from django.db import connection, transaction
+from django.db.models import CharField, Q, QuerySet
+from django.db.models.functions import Cast
+from django.dispatch import receiver
+from django.utils.translation import gettext as _
+
+from memories.models import (
+    ActivityLog,
+    Chunk,
+    Conflict,
+    ConflictAction,
+    ExportTicket,
+    IdempotencyRecord,
+    ImportedMemory,
+    Memory,
+    MemoryVersion,
+    MemoryWindow,
+    Provenance,
+    PurgeRecord,
+)
+from scopes.models import Scope, ScopeKind
+from scopes.signals import account_erasing, scope_erasing
+from zeromemory.core.errors import ValidationFailed
+
+DELETED_USER = "a deleted user"
+
+_SCRUB_ACTIVITY = """
+UPDATE memories_activitylog SET
+    results = COALESCE((
+        SELECT jsonb_agg(e ORDER BY n) FROM jsonb_array_elements(results) WITH ORDINALITY AS r(e, n)
+        WHERE NOT (e ->> 'id' IN ({public}))
+    ), '[]'::jsonb),
+    pending_recalls = ARRAY(SELECT x FROM unnest(pending_recalls) AS x WHERE x NOT IN ({ids}))
+WHERE EXISTS (
+    SELECT 1 FROM jsonb_array_elements(results) AS e WHERE e ->> 'id' IN ({public})
+) OR pending_recalls && ARRAY({ids})::bigint[]
+"""
+_SCRUB_CHUNKS = """
+UPDATE memories_chunk SET memory_ids = COALESCE((
+    SELECT jsonb_agg(e ORDER BY n) FROM jsonb_array_elements(memory_ids) WITH ORDINALITY AS r(e, n)
+    WHERE NOT (e #>> '{{}}' IN ({public}))
+), '[]'::jsonb)
+WHERE EXISTS (SELECT 1 FROM jsonb_array_elements(memory_ids) AS e WHERE e #>> '{{}}' IN ({public}))
+"""
+_FORGET_REPLAYS = """
+DELETE FROM memories_idempotencyrecord WHERE answer ->> 'id' IN ({public}) OR EXISTS (
+    SELECT 1 FROM jsonb_array_elements(
+        CASE WHEN jsonb_typeof(answer -> 'similar_existing') = 'array'
+        THEN answer -> 'similar_existing' ELSE '[]'::jsonb END
+    ) AS e WHERE e ->> 'id' IN ({public})
+)
+"""
+
+
+def _sql(queryset: QuerySet) -> tuple[str, tuple]:
+    query, params = queryset.query.sql_with_params()
+    return query, tuple(params)
+
+
+def erase_memories(memories: QuerySet[Memory]) -> None:
+    """Delete these memories and every row that refers to them. A memory outside the set that
+    one of them superseded stays forgotten (the memory that replaced it is gone)."""
+    ids = memories.values("id")
+    public = memories.values("public_id")
+    ids_sql, ids_params = _sql(ids)
+    public_sql, public_params = _sql(public)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _SCRUB_ACTIVITY.format(public=public_sql, ids=ids_sql),
+            public_params + ids_params + public_params + ids_params,
+        )
+        cursor.execute(_SCRUB_CHUNKS.format(public=public_sql), public_params * 2)
+        cursor.execute(_FORGET_REPLAYS.format(public=public_sql), public_params * 2)
+    LogEntry.objects.filter(
+        content_type=ContentType.objects.get_for_model(Memory),
+        object_id__in=memories.annotate(key=Cast("id", CharField())).values("key"),
+    ).delete()
+    Memory.objects.filter(superseded_by__in=ids).exclude(id__in=ids).update(superseded_by=None)
+    ConflictAction.objects.filter(Q(retired__in=ids) | Q(kept__in=ids)).delete()
+    Conflict.objects.filter(Q(memory_a__in=ids) | Q(memory_b__in=ids)).delete()
+    for dependent in (MemoryWindow, Provenance, MemoryVersion, ImportedMemory):
+        dependent.objects.filter(memory__in=ids).delete()
+    memories.update(superseded_by=None)
+    with connection.cursor() as cursor:
+        cursor.execute(f"DELETE FROM memories_memory WHERE id IN ({ids_sql})", ids_params)  # noqa: S608 - the ORM's own SQL
+
+
+@receiver(scope_erasing, dispatch_uid="memories_scope_erasing")
+def scope_rows_erase(sender, scope: Scope, **kwargs) -> None:
+    erase_memories(Memory.objects.filter(scope=scope))
+    Conflict.objects.filter(scope=scope).delete()
+    Chunk.objects.filter(scope=scope).delete()
+    ActivityLog.objects.filter(scopes__contains=[scope.public_id]).delete()
+    IdempotencyRecord.objects.filter(answer__scope=scope.public_id).delete()
+    ExportTicket.objects.filter(scopes__contains=[scope.public_id]).delete()
+
+
+@receiver(account_erasing, dispatch_uid="memories_account_erasing")
+def account_rows_erase(
+    sender, user: AbstractBaseUser, delete_shared_writes: bool = False, **kwargs
+) -> None:
+    """Chunks, activity, idempotency records and tickets go with the user row (they cascade);
+    the personal scope goes with `scope_erasing`. Here: what the user wrote in shared scopes."""
+    writes = Provenance.objects.filter(created_by=user).exclude(
+        memory__scope__kind=ScopeKind.PERSONAL
+    )
+    if delete_shared_writes:
+        erase_memories(
+            Memory.objects.filter(created_by=user).exclude(scope__kind=ScopeKind.PERSONAL)
+        )
+        writes.delete()
+    writes.update(author_name=DELETED_USER)
+
+
+def memory_purge(*, memory: Memory, by: AbstractBaseUser, reason: str) -> PurgeRecord:
+    """Delete one memory for a legal request (staff, in the admin): the memory, its versions,
+    windows, provenance, conflicts and activity references. The audit keeps who, when, why and
+    the memory's id, never its content. Everyday removal is `forget`, which deletes nothing."""
+    reason = reason.strip()
+    if not reason:
+        raise ValidationFailed("reason", _("A purge needs a reason."))
+    with transaction.atomic():
+        record = PurgeRecord.objects.create(
+            memory_public_id=memory.public_id,
+            scope_public_id=memory.scope.public_id,
+            purged_by=by,
+            reason=reason,
+        )
+        erase_memories(Memory.objects.filter(pk=memory.pk))
+    return record
