@@ -90,6 +90,15 @@ class ForgottenIn(_Strict):
     reason: str = ""
 
 
+class PeriodIn(_Strict):
+    # `from` is a Python keyword: the archive's name for `start`.
+    start: datetime = Field(alias="from")
+    until: datetime | None = None
+    started: str = Field(pattern="^(created|restored)$")
+    ended: str = Field("", pattern="^(|forgotten|superseded)$")
+    replaced_by: str | None = Field(None, pattern=MEMORY_ID.pattern)
+
+
 class MemoryIn(_Strict):
     id: str = Field(pattern=MEMORY_ID.pattern)
     kind: str = Field(max_length=32)
@@ -106,6 +115,7 @@ class MemoryIn(_Strict):
     superseded_at: datetime | None = None
     provenance: list[ProvenanceIn] = []
     versions: list[VersionIn] = []
+    validity: list[PeriodIn] = []  # absent in archives written before validity was kept
     content: str = ""  # the body, set by the reader
 
 

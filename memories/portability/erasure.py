@@ -26,10 +26,7 @@ from memories.models import (
     ConflictAction,
     ExportTicket,
     IdempotencyRecord,
-    ImportedMemory,
     Memory,
-    MemoryVersion,
-    MemoryWindow,
     Provenance,
     PurgeRecord,
 )
@@ -93,8 +90,19 @@ def erase_memories(memories: QuerySet[Memory]) -> None:
     Memory.objects.filter(superseded_by__in=ids).exclude(id__in=ids).update(superseded_by=None)
     ConflictAction.objects.filter(Q(retired__in=ids) | Q(kept__in=ids)).delete()
     Conflict.objects.filter(Q(memory_a__in=ids) | Q(memory_b__in=ids)).delete()
-    for dependent in (MemoryWindow, Provenance, MemoryVersion, ImportedMemory):
-        dependent.objects.filter(memory__in=ids).delete()
+    # Every table with a foreign key to a memory, found from the models rather than listed here:
+    # rows that belong to a memory go with it, an optional reference from elsewhere is cleared.
+    for relation in Memory._meta.get_fields(include_hidden=True):
+        if relation.concrete or not relation.is_relation or relation.many_to_many:
+            continue
+        if relation.related_model is Memory:
+            continue
+        name = relation.field.name
+        referring = relation.related_model.objects.filter(**{f"{name}__in": ids})
+        if relation.field.null:
+            referring.update(**{name: None})
+        else:
+            referring.delete()
     memories.update(superseded_by=None)
     with connection.cursor() as cursor:
         cursor.execute(f"DELETE FROM memories_memory WHERE id IN ({ids_sql})", ids_params)  # noqa: S608 - the ORM's own SQL

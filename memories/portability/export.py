@@ -28,6 +28,7 @@ from memories.models import (
     Memory,
     MemoryVersion,
     Provenance,
+    ValidityPeriod,
 )
 from memories.portability import format as fmt
 from memories.portability.fields import conflict_fields, memory_fields
@@ -76,6 +77,12 @@ def _pages(scope: Scope, kind: str, live: bool) -> Iterator[list[Memory]]:
             ),
             Prefetch(
                 "supersedes", queryset=Memory.objects.only("id", "public_id", "superseded_by")
+            ),
+            Prefetch(
+                "validity_periods",
+                queryset=ValidityPeriod.objects.select_related(
+                    "started_by", "ended_by", "replaced_by"
+                ).order_by("valid_from", "id"),
             ),
         )
         .order_by("public_id")

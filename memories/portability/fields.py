@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from memories.models import Conflict, ConflictAction, Memory, MemoryVersion, Provenance
+from memories.models import (
+    Conflict,
+    ConflictAction,
+    Memory,
+    MemoryVersion,
+    Provenance,
+    ValidityPeriod,
+)
 from memories.portability import format as fmt
 
 
@@ -36,6 +43,18 @@ def _version_fields(row: MemoryVersion) -> dict[str, Any]:
         "language": row.content_lang,
         "edited_by": _name(row.edited_by),
         "created": fmt.when(row.created_at),
+    }
+
+
+def _period_fields(row: ValidityPeriod) -> dict[str, Any]:
+    return {
+        "from": fmt.when(row.valid_from),
+        "until": fmt.when(row.valid_until),
+        "started": row.started,
+        "ended": row.ended,
+        "started_by": _name(row.started_by),
+        "ended_by": _name(row.ended_by),
+        "replaced_by": row.replaced_by.public_id if row.replaced_by_id else None,
     }
 
 
@@ -73,6 +92,7 @@ def memory_fields(memory: Memory, *, disputed: list[str]) -> dict[str, Any]:
         "disputed": disputed,
         "provenance": provenance,
         "versions": [_version_fields(row) for row in memory.versions.all()],
+        "validity": [_period_fields(row) for row in memory.validity_periods.all()],
     }
 
 

@@ -39,6 +39,8 @@ SERVER_ASSIGNED = [
     "memory.scope",
     "memory.forgotten.by",
     "memory.versions[].edited_by",
+    "memory.validity[].started_by",
+    "memory.validity[].ended_by",
     "conflict.id",
     "conflict.scope",
     "conflict.resolved_by",

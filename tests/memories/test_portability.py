@@ -62,6 +62,8 @@ def comparable(data: bytes) -> dict[str, object]:
             fields["forgotten"].pop("by")
         for version in fields["versions"]:
             version.pop("edited_by")
+        for period in fields["validity"]:
+            period.pop("started_by"), period.pop("ended_by")
         out[name] = (fields, content)
     for scope in manifest["scopes"]:
         scope.pop("id")
@@ -139,6 +141,10 @@ def test_round_trip_keeps_every_memory_and_recall_finds_the_same(db, tenancy, hi
     fields, content = fmt.split_memory_file(files[f"memories/team/decision/{german.public_id}.md"])
     assert content == ENGLISH and fields["original"] == GERMAN and fields["language"] == "de"
     assert fields["provenance"][0]["verbatim"] == VERBATIM
+    forgotten = Memory.objects.get(content="The cache lives in Memcached.")
+    forgotten_file = files[f"archive/team/fact/{forgotten.public_id}.md"]
+    [period] = fmt.split_memory_file(forgotten_file)[0]["validity"]
+    assert period["ended"] == "forgotten" and period["until"]
     queries = ["deploy to production on Friday", "which port does the API listen on", "lint"]
     before = {query: recall_ids(owner, team.public_id, query) for query in queries}
     assert all(before.values())
