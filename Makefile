@@ -11,12 +11,10 @@ $(VENV)/bin/python:
 
 $(VENV)/.base-installed: requirements/base.txt | $(VENV)/bin/python
 	$(PIP_INSTALL) -r requirements/base.txt
-	sh scripts/pgvector-portable.sh $(PY)
 	touch $@
 
 $(VENV)/.dev-installed: requirements/base.txt requirements/dev.txt | $(VENV)/bin/python
 	$(PIP_INSTALL) -r requirements/dev.txt
-	sh scripts/pgvector-portable.sh $(PY)
 	touch $(VENV)/.base-installed $@
 
 # Starts the embedded database, migrates, serves web + worker; Ctrl-C stops all of it.
