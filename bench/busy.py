@@ -30,17 +30,25 @@ import argparse
 import itertools
 import json
 import os
-import re
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
+from _busy import (
+    drain,
+    fake_llm,
+    load_average,
+    profile,
+    queue_depth,
+    server_pids,
+    web_pids,
+    worker_cpu_seconds,
+    worker_paused,
+)
 from _chat import conversations, short_memory
 from _django import ROOT, percentile, setup_for
 from _server import Api, served
@@ -51,80 +59,6 @@ GERMAN = (
     "{name}: Ich habe am Wochenende mit meiner Schwester den Garten umgegraben und danach "
     "Kuchen gebacken, das war anstrengend aber schön ({n})."
 )
-
-
-def fake_llm():
-    """The suite's fake Messages API: translations echo the text, the judge says unrelated."""
-    from tests.fakes.anthropic_api import FakeAnthropicAPI, Step, malformed_tool_input
-
-    def answer(request, stopping):
-        body = request.json if isinstance(request.json, dict) else {}
-        tool = (body.get("tool_choice") or {}).get("name", "")
-        prompt = str(body.get("messages", [{}])[0].get("content", ""))
-        if tool == "record_english_text":
-            text = re.search(r"<memory>\n(.*)\n</memory>", prompt, re.S)
-            reply = {"english": text.group(1) if text else prompt}
-        else:  # the judge: nothing to resolve, every pair is cleared
-            reply = {"relation": "unrelated", "confidence": 0.9, "rationale": "bench"}
-        return malformed_tool_input(reply).answer(request, stopping)
-
-    fake = FakeAnthropicAPI(default=Step("bench", answer))
-    fake.start()
-    return fake
-
-
-def load_average() -> str:
-    return "load average " + " ".join(f"{value:.2f}" for value in os.getloadavg())
-
-
-def queue_depth() -> dict[str, int]:
-    from django_q.models import OrmQ
-
-    from memories.models import Conflict, ConflictStatus, Memory, TranslationStatus
-
-    return {
-        "tasks queued": OrmQ.objects.count(),
-        "pairs for the judge": Conflict.objects.filter(status=ConflictStatus.PENDING).count(),
-        "translations pending": Memory.objects.filter(
-            translation_status=TranslationStatus.PENDING
-        ).count(),
-    }
-
-
-def drain(timeout: float, *, after: float) -> tuple[float | None, dict[str, int]]:
-    """Seconds until the queue is empty and a scan begun after `after` (a Unix time) has
-    finished (None past `timeout`), and what is left then."""
-    from datetime import UTC, datetime
-
-    from memories.models import HygieneScan
-
-    since = datetime.fromtimestamp(after, tz=UTC)
-    started = time.perf_counter()
-    while True:
-        left = queue_depth()
-        scanned = HygieneScan.objects.filter(started_at__gte=since, finished_at__isnull=False)
-        if not any(left.values()) and scanned.exists():
-            return time.perf_counter() - started, left
-        if time.perf_counter() - started > timeout:
-            return None, left
-        time.sleep(1)
-
-
-@contextmanager
-def worker_paused(server_pid: int):
-    """The worker's whole process group stopped (SIGSTOP) for the block: no background work."""
-    import psutil
-
-    [worker] = [
-        proc
-        for proc in psutil.Process(server_pid).children()
-        if "qcluster" in " ".join(proc.cmdline())
-    ]
-    os.killpg(worker.pid, signal.SIGSTOP)
-    try:
-        yield
-    finally:
-        os.killpg(worker.pid, signal.SIGCONT)
 
 
 class Client:
@@ -193,27 +127,6 @@ def writer(port: int, token: str, scope: str, seconds: float) -> None:
     print(json.dumps({"written": written, "seconds": time.perf_counter() - started}))
 
 
-def worker_cpu_seconds(server_pid: int) -> float:
-    import psutil
-
-    total = 0.0
-    for proc in psutil.Process(server_pid).children(recursive=True):
-        try:
-            if "qcluster" in " ".join(proc.cmdline()):
-                times = proc.cpu_times()
-                total += times.user + times.system
-        except psutil.Error:
-            continue
-    return total
-
-
-def web_pids(server_pid: int) -> list[int]:
-    import psutil
-
-    found = psutil.Process(server_pid).children()
-    return [proc.pid for proc in found if "zeromemory.web" in " ".join(proc.cmdline())]
-
-
 def figures(times: dict[str, list[float]]) -> dict[str, str]:
     shown = {}
     for name, values in times.items():
@@ -231,7 +144,7 @@ def main() -> None:
     parser.add_argument("--scale", type=float, default=1.0, help="memories and requests × this")
     parser.add_argument("--busy-seconds", type=float, default=120)
     parser.add_argument("--drain-timeout", type=float, default=900)
-    parser.add_argument("--profile", type=Path, help="py-spy flame graphs of a web process here")
+    parser.add_argument("--profile", type=Path, help="py-spy profiles of the web processes here")
     parser.add_argument("--write", nargs=4, help=argparse.SUPPRESS)  # the writer's process
     args = parser.parse_args()
     if args.write:
@@ -253,7 +166,7 @@ def main() -> None:
     try:
         with served(data_dir, keep_rate_limit=True) as port:
             setup_for(data_dir)
-            server_pid = [p for p in _server_pids(port)][0]
+            server_pid = [p for p in server_pids(port)][0]
             reader_token, writer_token = user_with_token("reader"), user_with_token("writer")
             api = Api(port, reader_token)
             scope, writes = create_scope(api, "chat"), create_scope(api, "writes")
@@ -275,7 +188,7 @@ def main() -> None:
             )
             cpu_before, busy_started = worker_cpu_seconds(server_pid), time.perf_counter()
             judged_before = len(fake.requests)
-            profiler = _profile(args.profile, web_pids(server_pid), args.busy_seconds)
+            profiler = profile(args.profile, web_pids(server_pid), args.busy_seconds)
             while process.poll() is None:
                 client.round(max(5, requests // 5), 1)
             busy_seconds = time.perf_counter() - busy_started
@@ -320,46 +233,6 @@ def main() -> None:
         print(f"not drained in {args.drain_timeout:.0f} s: {left} left")
     print(f"LLM calls while draining: {judge_rate:.0f}/min")
     print(f"end: {load_average()}")
-
-
-def _server_pids(port: int) -> list[int]:
-    import psutil
-
-    found = []
-    for proc in psutil.process_iter(["cmdline"]):
-        cmdline = proc.info["cmdline"] or []
-        if "serve" in cmdline and str(port) in cmdline:
-            found.append(proc.pid)
-    return found
-
-
-def _profile(folder: Path | None, pids: list[int], seconds: float) -> list[subprocess.Popen]:
-    if folder is None:
-        return []
-    folder.mkdir(parents=True, exist_ok=True)
-    py_spy = Path(sys.executable).with_name("py-spy")
-    return [
-        subprocess.Popen(
-            [
-                str(py_spy),
-                "record",
-                "--pid",
-                str(pid),
-                "--duration",
-                str(int(seconds)),
-                "--rate",
-                "200",
-                "--format",
-                "raw",
-                "--output",
-                str(folder / f"web-{pid}.txt"),
-                "--nonblocking",
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        for pid in pids
-    ]
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from django.conf import settings
@@ -46,6 +46,7 @@ EF_SEARCH = 40
 EXACT_SHARE = 50
 EXACT_BLOCK = 512
 SLICE = 2000  # subjects per slice of a scan
+CACHED_ROWS = 200_000  # scopes' embeddings a run keeps for its next slices (about 300 MB)
 
 _NEIGHBOURS_SQL = """
 SET LOCAL hnsw.iterative_scan = relaxed_order;
@@ -94,28 +95,22 @@ def subjects_by_scope(since, *, before=None, after_id: int = 0, limit: int | Non
     return by_scope
 
 
-@dataclass
 class Matrix:
-    """A scope's comparable memories as unit rows, loaded once per scan run."""
+    """A scope's comparable memories as unit rows, kept for the slices of one run that need it."""
 
-    ids: np.ndarray
-    rows: np.ndarray
-    position: dict[int, int] = field(default_factory=dict)
-
-    @classmethod
-    def of_scope(cls, scope_id: int) -> Matrix:
+    def __init__(self, scope_id: int) -> None:
         found = list(_comparable().filter(scope_id=scope_id).values_list("id", "embedding"))
-        ids = np.array([pk for pk, _ in found], dtype=np.int64)
-        rows = np.vstack([vector for _, vector in found]).astype(np.float32) if found else None
-        if rows is not None:
-            rows /= np.linalg.norm(rows, axis=1, keepdims=True)
-        return cls(ids, rows, {pk: index for index, pk in enumerate(ids.tolist())})
+        self.ids = np.array([pk for pk, _ in found], dtype=np.int64)
+        self.rows = np.vstack([v for _, v in found]).astype(np.float32) if found else None
+        if self.rows is not None:
+            self.rows /= np.linalg.norm(self.rows, axis=1, keepdims=True)
+        self.position = {pk: index for index, pk in enumerate(self.ids.tolist())}
 
 
 def exact_pairs(scope_id: int, subjects: list[int], matrix: Matrix | None = None) -> list[Pair]:
     """The subjects' nearest neighbours among all the scope's memories, computed exactly, a
     block of subjects at a time with the CPU given back between blocks."""
-    matrix = matrix or Matrix.of_scope(scope_id)
+    matrix = matrix or Matrix(scope_id)
     if len(matrix.ids) < 2:
         return []
     ids, rows = matrix.ids, matrix.rows
@@ -220,7 +215,9 @@ def hygiene_scan(
         for scope_id, ids in by_scope.items():
             if len(ids) * EXACT_SHARE >= sizes.get(scope_id, 0):
                 if scope_id not in matrices:
-                    matrices[scope_id] = Matrix.of_scope(scope_id)
+                    if sum(len(m.ids) for m in matrices.values()) > CACHED_ROWS:
+                        matrices.clear()
+                    matrices[scope_id] = Matrix(scope_id)
                 found = [exact_pairs(scope_id, ids, matrices[scope_id])]
             else:
                 found = (
