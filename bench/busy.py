@@ -153,7 +153,7 @@ def main() -> None:
         return
 
     memories = max(BATCH, int(10_000 * args.scale))
-    requests, batches = max(10, int(50 * args.scale)), max(1, int(3 * args.scale))
+    requests, batches = max(10, int(100 * args.scale)), max(1, int(3 * args.scale))
     print(f"start: {load_average()}")
     fake = fake_llm()
     data_dir = Path(tempfile.mkdtemp(prefix="zm-busy-"))
@@ -166,7 +166,7 @@ def main() -> None:
     try:
         with served(data_dir, keep_rate_limit=True) as port:
             setup_for(data_dir)
-            server_pid = [p for p in server_pids(port)][0]
+            server_pid = server_pids(port)[0]
             reader_token, writer_token = user_with_token("reader"), user_with_token("writer")
             api = Api(port, reader_token)
             scope, writes = create_scope(api, "chat"), create_scope(api, "writes")
