@@ -5,6 +5,7 @@ Grouped by capability, each a package whose docstring says what it holds:
 - `models/` the tables; `schemas.py` one pydantic model per answer;
 - `selectors.py` reads of memories by id and in lists, always through `scopes.access`;
 - `jobs.py` the background-job engine that translation, extraction and judging declare on;
+  `background.py` how background work yields to requests (priority, threads, slices);
 - `records.py` a memory's derived rows (hash, windows) and provenance moves;
 - `activity/` the activity log: its model, writes, reads and answers, and `activity_logged`;
 - `services/` writes: remember (the one write path) and the lifecycle;

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -38,6 +39,7 @@ TEXT_CHARS = 1024
 _CORES = os.cpu_count() or 1
 
 _lock = threading.Lock()  # loading the model
+_thread_limit: int | None = None  # a task process's bound (memories.background)
 
 
 class _Turns:
@@ -162,14 +164,24 @@ def get_model():
     return model
 
 
+def limit_threads(threads: int) -> None:
+    """At most `threads` torch threads in this process from now on (a worker's task process)."""
+    global _thread_limit
+    _thread_limit = threads
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(threads)
+
+
 def _threads(count: int) -> int:
     """Torch threads for `count` texts. A few short texts run on one thread: spreading a tiny
     matrix over cores gains nothing. A batch gets this process's share of the cores: every web
     process (one per core by default) embeds, and threads that outnumber the free cores spin
-    waiting for each other (on 2 cores, 2 threads per process took 4 to 7 times longer)."""
+    waiting for each other (on 2 cores, 2 threads per process took 4 to 7 times longer). A
+    worker's task process has its own bound (ZM_WORKER_THREADS)."""
     if count < SMALL_BATCH:
         return 1
-    return max(1, _CORES // settings.WEB_PROCESSES)
+    share = max(1, _CORES // settings.WEB_PROCESSES)
+    return share if _thread_limit is None else min(share, _thread_limit)
 
 
 def embed_texts(texts: list[str]) -> list[list[float]]:

@@ -31,6 +31,7 @@ from typing import Any
 from django.conf import settings
 from django.db import models, transaction
 from django.utils import timezone
+from django_q.brokers import get_broker
 from django_q.tasks import async_task
 
 from zeromemory.core.llm import LLMCallFailed
@@ -220,8 +221,13 @@ class Job:
             logger.exception("could not queue the %s of %s", self.name, row_id)
 
     def sweep(self) -> int:
-        """Periodic: queue every row that is due, including those of dead workers."""
-        claimed = self.due()
+        """Periodic: queue the rows that are due, including those of dead workers, topping the
+        queue up to `batch` tasks rather than piling onto a backlog: a row whose task still
+        waits in the queue past its lease would be claimed again, and its first task would run
+        only to find its claim gone. A tenth of `batch` goes in even then, so no job starves
+        behind another's backlog."""
+        queued = get_broker().queue_size()
+        claimed = self.due(limit=max(self.batch // 10, self.batch - queued, 1))
         for row_id, claim in claimed:
             async_task(self.task, row_id, claim, task_name=f"{self.task_name}-{row_id}")
         return len(claimed)

@@ -116,11 +116,14 @@ def roles_in(actor: Actor, scopes: list[Scope]) -> dict[int, Role]:
     }
 
 
-def readable_scope(actor: Actor, public_id: str) -> Scope:
-    scope = readable_scopes(actor).filter(public_id=public_id).first()
+def _found(scope: Scope | None, public_id: str) -> Scope:
     if scope is None:
         raise NotFound(_("No scope with id %(id)s.") % {"id": public_id})
     return scope
+
+
+def readable_scope(actor: Actor, public_id: str) -> Scope:
+    return _found(readable_scopes(actor).filter(public_id=public_id).first(), public_id)
 
 
 def require_write_access(actor: Actor) -> None:
@@ -137,10 +140,11 @@ def require_account_access(actor: Actor) -> None:
 
 
 def _require(actor: Actor, public_id: str, minimum: Role, message: str) -> Scope:
-    scope = readable_scope(actor, public_id)
+    # The scope and the actor's role in it in one query (every write asks).
+    found = readable_scopes_with_own_role(actor).filter(public_id=public_id).first()
+    scope = _found(found, public_id)
     require_write_access(actor)
-    role = role_in(actor, scope)
-    if role is None or role < minimum:
+    if scope.my_role is None or scope.my_role < minimum:
         raise Forbidden(message)
     if minimum >= Role.ADMIN and actor.scope_restricted:
         raise Forbidden(_("A token restricted to scopes cannot administer them."))

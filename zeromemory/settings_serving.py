@@ -21,6 +21,14 @@ WEB_THREADS = env_int("ZM_WEB_THREADS", 8, minimum=1)
 # Background work: django-q2 with the database as broker (Redis when one is configured).
 Q_WORKERS = env_int("ZM_Q_WORKERS", 2, minimum=1)
 Q_TIMEOUT = env_int("ZM_Q_TIMEOUT", 120, minimum=5)
+# Background work yields to requests: the worker and its task processes run at this niceness
+# (the web processes at the one they were started with), each task process with this many
+# torch (and BLAS) threads.
+WORKER_NICE = env_int("ZM_WORKER_NICE", 10, minimum=0)
+WORKER_THREADS = env_int("ZM_WORKER_THREADS", 1, minimum=1)
+# A hygiene scan run stops after this many seconds (at the end of a slice) and the next run goes
+# on: kept well inside the task timeout.
+HYGIENE_SCAN_SECONDS = env_int("ZM_HYGIENE_SCAN_SECONDS", max(1, Q_TIMEOUT // 2), minimum=1)
 Q_CLUSTER: dict[str, object] = {
     "name": "zeromemory",
     "workers": Q_WORKERS,

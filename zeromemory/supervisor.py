@@ -20,6 +20,7 @@ import subprocess
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 logger = logging.getLogger("zeromemory.supervisor")
@@ -38,6 +39,10 @@ class ChildSpec:
     argv: Sequence[str]
     # Descriptors the child inherits (the web processes' shared listening socket).
     pass_fds: tuple[int, ...] = ()
+    # The child's niceness at least (the worker's: background work yields to the web processes)
+    # and variables added to its environment.
+    nice: int = 0
+    env: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -106,12 +111,16 @@ class Supervisor:
         return 0
 
     def _start(self, child: Child) -> None:
+        spec = child.spec
+        env = {**(self.env if self.env is not None else os.environ), **spec.env}
         child.process = subprocess.Popen(
-            list(child.spec.argv),
+            list(spec.argv),
             cwd=self.cwd,
-            env=self.env,
+            env=env,
             start_new_session=True,
-            pass_fds=child.spec.pass_fds,
+            pass_fds=spec.pass_fds,
+            # Set in the child before it executes (the supervisor runs no threads of its own).
+            preexec_fn=partial(lower_priority, spec.nice) if spec.nice else None,
         )
         child.started_at = time.monotonic()
         child.pids_seen.add(child.process.pid)
@@ -167,6 +176,14 @@ class Supervisor:
             if child.process is not None:
                 child.process.wait()
                 child.process = None
+
+
+def lower_priority(nice: int) -> int:
+    """This process at niceness `nice` at least (never raised back: that needs privileges);
+    returns the niceness it runs at."""
+    if os.getpriority(os.PRIO_PROCESS, 0) < nice:
+        os.setpriority(os.PRIO_PROCESS, 0, nice)
+    return os.getpriority(os.PRIO_PROCESS, 0)
 
 
 def _describe(returncode: int | None) -> str:

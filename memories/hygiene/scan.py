@@ -17,10 +17,17 @@ neighbours are up to `HYGIENE_NEIGHBOURS` valid memories of its own scope at cos
 
 A pair is stored once, lower id first, under a unique pair key, so pairs judged or queued
 before are skipped.
+
+A scan works in slices of SLICE subjects (in id order) and gives the CPU back between them; past
+ZM_HYGIENE_SCAN_SECONDS it stops after its slice, and the next run (the schedule's, a minute
+later) goes on from the last subject done, so a large import's first scan spreads over several
+runs instead of one that must fit in ZM_Q_TIMEOUT. A scan's subjects are those changed before it
+began, so the scan after it starts where it ended.
 """
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -30,6 +37,7 @@ from django.db import connection, transaction
 from django.db.models import Count
 from django.utils import timezone
 
+from memories.background import breathe
 from memories.models import Conflict, ConflictStatus, HygieneScan, Memory, TranslationStatus
 
 BATCH = 500
@@ -37,6 +45,8 @@ EF_SEARCH = 40
 # A scope whose subjects are at least 1/EXACT_SHARE of its memories is compared exactly.
 EXACT_SHARE = 50
 EXACT_BLOCK = 512
+SLICE = 2000  # subjects per slice of a scan
+CACHED_ROWS = 200_000  # scopes' embeddings a run keeps for its next slices (about 300 MB)
 
 _NEIGHBOURS_SQL = """
 SET LOCAL hnsw.iterative_scan = relaxed_order;
@@ -71,31 +81,45 @@ def _comparable():
     )
 
 
-def subjects_by_scope(since) -> dict[int, list[int]]:
-    subjects = _comparable()
+def subjects_by_scope(since, *, before=None, after_id: int = 0, limit: int | None = None):
+    """The subjects changed since `since` (and before `before`) with an id above `after_id`, the
+    first `limit` of them in id order, by scope."""
+    subjects = _comparable().filter(id__gt=after_id)
     if since is not None:
         subjects = subjects.filter(updated_at__gte=since)
+    if before is not None:
+        subjects = subjects.filter(updated_at__lt=before)
     by_scope: dict[int, list[int]] = defaultdict(list)
-    for pk, scope_id in subjects.order_by("id").values_list("id", "scope_id"):
+    for pk, scope_id in subjects.order_by("id").values_list("id", "scope_id")[:limit]:
         by_scope[scope_id].append(pk)
     return by_scope
 
 
-def exact_pairs(scope_id: int, subjects: list[int]) -> list[Pair]:
-    """The subjects' nearest neighbours among all the scope's memories, computed exactly."""
-    rows = list(_comparable().filter(scope_id=scope_id).values_list("id", "embedding"))
-    if len(rows) < 2:
+class Matrix:
+    """A scope's comparable memories as unit rows, kept for the slices of one run that need it."""
+
+    def __init__(self, scope_id: int) -> None:
+        found = list(_comparable().filter(scope_id=scope_id).values_list("id", "embedding"))
+        self.ids = np.array([pk for pk, _ in found], dtype=np.int64)
+        self.rows = np.vstack([v for _, v in found]).astype(np.float32) if found else None
+        if self.rows is not None:
+            self.rows /= np.linalg.norm(self.rows, axis=1, keepdims=True)
+        self.position = {pk: index for index, pk in enumerate(self.ids.tolist())}
+
+
+def exact_pairs(scope_id: int, subjects: list[int], matrix: Matrix | None = None) -> list[Pair]:
+    """The subjects' nearest neighbours among all the scope's memories, computed exactly, a
+    block of subjects at a time with the CPU given back between blocks."""
+    matrix = matrix or Matrix(scope_id)
+    if len(matrix.ids) < 2:
         return []
-    ids = np.array([pk for pk, _ in rows])
-    matrix = np.vstack([vector for _, vector in rows]).astype(np.float32)
-    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
-    position = {pk: index for index, pk in enumerate(ids.tolist())}
-    wanted = np.array([position[pk] for pk in subjects if pk in position])
-    k = min(settings.HYGIENE_NEIGHBOURS, len(rows) - 1)
+    ids, rows = matrix.ids, matrix.rows
+    wanted = np.array([matrix.position[pk] for pk in subjects if pk in matrix.position])
+    k = min(settings.HYGIENE_NEIGHBOURS, len(ids) - 1)
     pairs: dict[tuple[int, int], Pair] = {}
     for start in range(0, len(wanted), EXACT_BLOCK):
         block = wanted[start : start + EXACT_BLOCK]
-        similarity = matrix[block] @ matrix.T
+        similarity = rows[block] @ rows.T
         similarity[np.arange(len(block)), block] = -1.0  # not its own neighbour
         nearest = np.argpartition(-similarity, k - 1, axis=1)[:, :k]
         nearest_values = np.take_along_axis(similarity, nearest, axis=1)
@@ -104,6 +128,7 @@ def exact_pairs(scope_id: int, subjects: list[int]) -> list[Pair]:
                 if value >= settings.HYGIENE_MIN_SIMILARITY:
                     a, b = sorted((int(ids[row]), int(ids[column])))
                     pairs[(a, b)] = Pair(a, b, scope_id, round(float(value), 4))
+        breathe()
     return list(pairs.values())
 
 
@@ -150,39 +175,75 @@ def queue_pairs(pairs: list[Pair]) -> int:
     return len(new)
 
 
-def hygiene_scan(*, batch: int = BATCH) -> HygieneScan:
-    """One scan over the memories changed since the last one began."""
+def _current() -> HygieneScan:
+    """The scan an earlier run left unfinished, else a new one over what changed since the last
+    one began."""
+    unfinished = HygieneScan.objects.filter(finished_at__isnull=True).order_by("started_at")
+    if (record := unfinished.first()) is not None:
+        return record
     last = HygieneScan.objects.filter(finished_at__isnull=False).order_by("-started_at").first()
-    record = HygieneScan.objects.create(started_at=timezone.now())
-    by_scope = subjects_by_scope(last.started_at if last is not None else None)
-    sizes = dict(
-        _comparable()
-        .filter(scope_id__in=list(by_scope))
-        .values_list("scope_id")
-        .annotate(n=Count("id"))
-        .values_list("scope_id", "n")
+    return HygieneScan.objects.create(
+        started_at=timezone.now(), since=last.started_at if last is not None else None
     )
+
+
+def hygiene_scan(
+    *, batch: int = BATCH, slice_size: int = SLICE, seconds: float | None = None
+) -> HygieneScan:
+    """One run of a scan over the memories changed since the last one began: slices until
+    they are done (the scan finishes) or `seconds` (ZM_HYGIENE_SCAN_SECONDS) have passed (the
+    next run goes on)."""
+    budget = settings.HYGIENE_SCAN_SECONDS if seconds is None else seconds
+    started = time.monotonic()
+    record = _current()
+    matrices: dict[int, Matrix] = {}
     seen: set[tuple[int, int]] = set()  # a pair met from both sides, in two batches, counts once
-    for scope_id, ids in by_scope.items():
-        if len(ids) * EXACT_SHARE >= sizes.get(scope_id, 0):
-            found = [exact_pairs(scope_id, ids)]
-        else:
-            found = (
-                neighbour_pairs(ids[start : start + batch]) for start in range(0, len(ids), batch)
-            )
-        for pairs in found:
-            pairs = [pair for pair in pairs if (pair.a, pair.b) not in seen]
-            seen.update((pair.a, pair.b) for pair in pairs)
-            record.pairs_found += len(pairs)
-            record.pairs_new += queue_pairs(pairs)
-    record.subjects = sum(len(ids) for ids in by_scope.values())
-    record.finished_at = timezone.now()
-    record.save(update_fields=["subjects", "pairs_found", "pairs_new", "finished_at"])
+    while True:
+        by_scope = subjects_by_scope(
+            record.since, before=record.started_at, after_id=record.after_id, limit=slice_size
+        )
+        if not by_scope:
+            record.finished_at = timezone.now()
+            break
+        sizes = dict(
+            _comparable()
+            .filter(scope_id__in=list(by_scope))
+            .values_list("scope_id")
+            .annotate(n=Count("id"))
+            .values_list("scope_id", "n")
+        )
+        for scope_id, ids in by_scope.items():
+            if len(ids) * EXACT_SHARE >= sizes.get(scope_id, 0):
+                if scope_id not in matrices:
+                    if sum(len(m.ids) for m in matrices.values()) > CACHED_ROWS:
+                        matrices.clear()
+                    matrices[scope_id] = Matrix(scope_id)
+                found = [exact_pairs(scope_id, ids, matrices[scope_id])]
+            else:
+                found = (
+                    neighbour_pairs(ids[start : start + batch])
+                    for start in range(0, len(ids), batch)
+                )
+            for pairs in found:
+                pairs = [pair for pair in pairs if (pair.a, pair.b) not in seen]
+                seen.update((pair.a, pair.b) for pair in pairs)
+                record.pairs_found += len(pairs)
+                record.pairs_new += queue_pairs(pairs)
+        record.subjects += sum(len(ids) for ids in by_scope.values())
+        record.after_id = max(max(ids) for ids in by_scope.values())
+        record.save(update_fields=["subjects", "pairs_found", "pairs_new", "after_id"])
+        breathe()
+        if time.monotonic() - started >= budget:
+            break
+    record.save(update_fields=["subjects", "pairs_found", "pairs_new", "after_id", "finished_at"])
     return record
 
 
 def scan_due(*, now=None) -> bool:
-    """Whether ZM_HYGIENE_INTERVAL_MINUTES have passed since the last scan began."""
+    """Whether a scan is unfinished (it goes on) or ZM_HYGIENE_INTERVAL_MINUTES have passed
+    since the last one began."""
+    if HygieneScan.objects.filter(finished_at__isnull=True).exists():
+        return True
     last = HygieneScan.objects.order_by("-started_at").values_list("started_at", flat=True).first()
     if last is None:
         return True

@@ -190,6 +190,10 @@ class HygieneScan(models.Model):
 
     started_at = models.DateTimeField(default=timezone.now, db_index=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Its subjects changed in [since, started_at) (since: the previous scan's start; none on the
+    # first scan); a scan spread over several runs has done those with ids up to after_id.
+    since = models.DateTimeField(null=True, blank=True)
+    after_id = models.BigIntegerField(default=0)
     subjects = models.PositiveIntegerField(default=0)
     pairs_found = models.PositiveIntegerField(default=0)
     pairs_new = models.PositiveIntegerField(default=0)

@@ -150,32 +150,29 @@ def _commit(
     for index, embedded in zip(unembedded, vectors, strict=True):
         fresh[index].embedded = embedded
     similar = duplicates.near_many(fresh)
-    targets: dict[int, Memory] = {}
-    for index in list(fresh):
-        if similar[index] and fresh[index].request.absorb_similar:
-            targets[index] = Memory.objects.select_related("scope").get(
-                public_id=similar[index][0].id
-            )
-            del first_of[(fresh[index].scope.id, fresh[index].content_hash)]
-            del fresh[index]
+    absorbing = {
+        index: similar[index][0].id
+        for index, item in fresh.items()
+        if similar[index] and item.request.absorb_similar
+    }
+    nearest = Memory.objects.select_related("scope").in_bulk(
+        set(absorbing.values()), field_name="public_id"
+    )
+    targets = {index: nearest[public_id] for index, public_id in absorbing.items()}
+    for index in targets:
+        del first_of[(fresh[index].scope.id, fresh[index].content_hash)]
+        del fresh[index]
+    created = {index: _new_memory(actor, item) for index, item in fresh.items()}
+    # The translation's claim goes in with the row: an UPDATE of the rows just inserted would
+    # write each one again, its vector into the HNSW index a second time.
+    claimed = [
+        (memory, TRANSLATION.new_claim(memory))
+        for memory in created.values()
+        if memory.translation_status == TranslationStatus.PENDING
+    ]
     with transaction.atomic():
-        created = dict(
-            zip(
-                fresh,
-                Memory.objects.bulk_create(_new_memory(actor, item) for item in fresh.values()),
-                strict=True,
-            )
-        )
-        claims = {
-            memory.id: TRANSLATION.new_claim(memory)
-            for memory in created.values()
-            if memory.translation_status == TranslationStatus.PENDING
-        }
-        if claims:
-            Memory.objects.bulk_update(
-                [m for m in created.values() if m.id in claims],
-                [TRANSLATION.f("claim"), TRANSLATION.f("lease_until")],
-            )
+        Memory.objects.bulk_create(created.values())  # sets each object's id
+        claims = {memory.id: claim for memory, claim in claimed}
         MemoryWindow.objects.bulk_create(
             row
             for index, item in fresh.items()

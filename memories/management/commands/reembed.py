@@ -1,4 +1,7 @@
-"""Re-embed every memory (and its windows) with the configured model, in batches."""
+"""Re-embed every memory (and its windows) with the configured model, in batches.
+
+A long pass beside a serving web server: it gives the CPU back between batches
+(memories.background); run it under `nice` to yield the cores as the worker does."""
 
 from __future__ import annotations
 
@@ -6,6 +9,7 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 from tqdm import tqdm
 
+from memories.background import breathe
 from memories.embeddings import embed_contents
 from memories.models import Memory
 from memories.records import save_windows
@@ -41,4 +45,5 @@ class Command(BaseCommand):
                 last_id = batch[-1].id
                 done += len(batch)
                 bar.update(len(batch))
+                breathe()
         self.stdout.write(f"Re-embedded {done} memories.")

@@ -132,3 +132,40 @@ def test_the_index_and_the_exact_comparison_find_the_same_pairs(pair, tenancy):
     indexed = {(p.a, p.b): p.similarity for p in scan.neighbour_pairs(ids)}
     assert exact.keys() == indexed.keys() and len(exact) >= 2
     assert all(abs(exact[key] - indexed[key]) < 1e-3 for key in exact)
+
+
+def test_a_scan_past_its_time_goes_on_in_the_next_run(pair, tenancy, settings):
+    write(tenancy.owner, "Frontend components are named in PascalCase.", tenancy.team)
+    write(tenancy.owner, "Frontend component names use PascalCase.", tenancy.team)
+    settings.HYGIENE_INTERVAL_MINUTES = 60
+    first = scan.hygiene_scan(slice_size=1, seconds=0)  # one subject, then out of time
+    assert first.finished_at is None and first.subjects == 1
+    assert scan.scan_due()  # an unfinished scan goes on at the schedule's next minute
+    runs = 1
+    while scan.hygiene_scan(slice_size=1, seconds=0).finished_at is None:
+        runs += 1
+        assert runs < 10
+    record = HygieneScan.objects.get()  # one scan, spread over several runs
+    assert record.subjects == 4 and runs >= 3
+    spread = set(Conflict.objects.values_list("memory_a_id", "memory_b_id"))
+
+    # The same memories in one run find the same pairs.
+    Conflict.objects.all().delete()
+    HygieneScan.objects.all().delete()
+    assert scan.hygiene_scan().subjects == 4
+    assert set(Conflict.objects.values_list("memory_a_id", "memory_b_id")) == spread
+    assert len(spread) == 2
+    assert not scan.scan_due()
+
+
+def test_what_changes_during_a_scan_is_the_next_scans(pair, tenancy):
+    first = scan.hygiene_scan(slice_size=1, seconds=0)
+    later = write(
+        tenancy.owner, "The staging database is wiped on Mondays at 06:00 UTC.", tenancy.team
+    )
+    while first.finished_at is None:
+        first = scan.hygiene_scan(slice_size=1, seconds=0)
+    assert first.subjects == 2  # the two memories of `pair`, not the one written meanwhile
+    second = scan.hygiene_scan()
+    assert second.subjects == 1 and second.since == first.started_at
+    assert Conflict.objects.filter(memory_b=later).exists()

@@ -19,6 +19,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 
+from memories.background import worker_environment
 from memories.embeddings import check_dimension, declared_dimension
 from zeromemory import embedded_db
 from zeromemory.dbcheck import MissingExtension, require_extensions
@@ -79,7 +80,8 @@ class Command(BaseCommand):
         self.stdout.write(f"  username: {ADMIN_USERNAME}\n  password: {password}")
 
     def _children(self, listener: socket.socket, no_worker: bool) -> list[ChildSpec]:
-        """ZM_WEB_PROCESSES web processes sharing the listening socket, and the worker."""
+        """ZM_WEB_PROCESSES web processes sharing the listening socket, and the worker at
+        ZM_WORKER_NICE with its thread pools bounded (memories.background)."""
         fd = listener.fileno()
         web = [sys.executable, "-m", "zeromemory.web", "--fd", str(fd)]
         children = [
@@ -88,5 +90,12 @@ class Command(BaseCommand):
         ]
         if not no_worker:
             worker = [sys.executable, str(settings.BASE_DIR / "manage.py"), "qcluster"]
-            children.append(ChildSpec(name="worker", argv=worker))
+            children.append(
+                ChildSpec(
+                    name="worker",
+                    argv=worker,
+                    nice=settings.WORKER_NICE,
+                    env=worker_environment(),
+                )
+            )
         return children

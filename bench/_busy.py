@@ -1,0 +1,149 @@
+"""What bench/busy.py needs around the server: the fake LLM, the worker's queue and processes,
+py-spy on the web processes."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+
+def fake_llm():
+    """The suite's fake Messages API: translations echo the text, the judge says unrelated."""
+    from tests.fakes.anthropic_api import FakeAnthropicAPI, Step, malformed_tool_input
+
+    def answer(request, stopping):
+        body = request.json if isinstance(request.json, dict) else {}
+        tool = (body.get("tool_choice") or {}).get("name", "")
+        prompt = str(body.get("messages", [{}])[0].get("content", ""))
+        if tool == "record_english_text":
+            text = re.search(r"<memory>\n(.*)\n</memory>", prompt, re.S)
+            reply = {"english": text.group(1) if text else prompt}
+        else:  # the judge: nothing to resolve, every pair is cleared
+            reply = {"relation": "unrelated", "confidence": 0.9, "rationale": "bench"}
+        # The suite's step for a tool call with the input as given (here a well-formed one).
+        return malformed_tool_input(reply).answer(request, stopping)
+
+    fake = FakeAnthropicAPI(default=Step("bench", answer))
+    fake.start()
+    return fake
+
+
+def load_average() -> str:
+    return "load average " + " ".join(f"{value:.2f}" for value in os.getloadavg())
+
+
+def queue_depth() -> dict[str, int]:
+    from django_q.models import OrmQ
+
+    from memories.models import Conflict, ConflictStatus, Memory, TranslationStatus
+
+    return {
+        "tasks queued": OrmQ.objects.count(),
+        "pairs for the judge": Conflict.objects.filter(status=ConflictStatus.PENDING).count(),
+        "translations pending": Memory.objects.filter(
+            translation_status=TranslationStatus.PENDING
+        ).count(),
+    }
+
+
+def drain(timeout: float, *, after: float) -> tuple[float | None, dict[str, int]]:
+    """Seconds until the queue is empty and a scan begun after `after` (a Unix time) has
+    finished (None past `timeout`), and what is left then."""
+    from datetime import UTC, datetime
+
+    from memories.models import HygieneScan
+
+    since = datetime.fromtimestamp(after, tz=UTC)
+    started = time.perf_counter()
+    while True:
+        left = queue_depth()
+        scanned = HygieneScan.objects.filter(started_at__gte=since, finished_at__isnull=False)
+        if not any(left.values()) and scanned.exists():
+            return time.perf_counter() - started, left
+        if time.perf_counter() - started > timeout:
+            return None, left
+        time.sleep(1)
+
+
+@contextmanager
+def worker_paused(server_pid: int):
+    """The worker's whole process group stopped (SIGSTOP) for the block: no background work."""
+    import psutil
+
+    [worker] = [
+        proc
+        for proc in psutil.Process(server_pid).children()
+        if "qcluster" in " ".join(proc.cmdline())
+    ]
+    os.killpg(worker.pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        os.killpg(worker.pid, signal.SIGCONT)
+
+
+def worker_cpu_seconds(server_pid: int) -> float:
+    import psutil
+
+    total = 0.0
+    for proc in psutil.Process(server_pid).children(recursive=True):
+        try:
+            if "qcluster" in " ".join(proc.cmdline()):
+                times = proc.cpu_times()
+                total += times.user + times.system
+        except psutil.Error:
+            continue
+    return total
+
+
+def web_pids(server_pid: int) -> list[int]:
+    import psutil
+
+    found = psutil.Process(server_pid).children()
+    return [proc.pid for proc in found if "zeromemory.web" in " ".join(proc.cmdline())]
+
+
+def server_pids(port: int) -> list[int]:
+    import psutil
+
+    found = []
+    for proc in psutil.process_iter(["cmdline"]):
+        cmdline = proc.info["cmdline"] or []
+        if "serve" in cmdline and str(port) in cmdline:
+            found.append(proc.pid)
+    return found
+
+
+def profile(folder: Path | None, pids: list[int], seconds: float) -> list[subprocess.Popen]:
+    if folder is None:
+        return []
+    folder.mkdir(parents=True, exist_ok=True)
+    py_spy = Path(sys.executable).with_name("py-spy")
+    return [
+        subprocess.Popen(
+            [
+                str(py_spy),
+                "record",
+                "--pid",
+                str(pid),
+                "--duration",
+                str(int(seconds)),
+                "--rate",
+                "200",
+                "--format",
+                "raw",
+                "--output",
+                str(folder / f"web-{pid}.txt"),
+                "--nonblocking",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for pid in pids
+    ]

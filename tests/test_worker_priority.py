@@ -1,0 +1,92 @@
+"""Background work yields to requests: the worker `make run` starts and every process of its
+cluster run at ZM_WORKER_NICE with bounded thread pools, the web processes at the service's own
+priority; and a worker started on its own (`manage.py qcluster` on a worker host) lowers its task
+processes too. Read from the real processes, as the kernel sees them."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+
+import psutil
+import pytest
+from django.conf import settings
+
+from tests.served import Served, wait_for
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not settings.EMBEDDED_DATABASE, reason="serve's own embedded database (no DATABASE_URL)"
+    ),
+]
+
+NICE = 7  # not the default, so the setting is what is read
+
+
+@pytest.fixture
+def served(tmp_path):
+    served = Served(tmp_path, ZM_Q_WORKERS="2", ZM_WORKER_NICE=str(NICE), ZM_WORKER_THREADS="1")
+    try:
+        served.wait_ready()
+        yield served
+    finally:
+        served.cleanup()
+
+
+def cluster_of(worker: psutil.Process, workers: int) -> list[psutil.Process]:
+    """The qcluster's sentinel and what it started, once its task processes are up."""
+
+    def started() -> list[psutil.Process] | None:
+        tree = worker.children(recursive=True)
+        return tree if len(tree) >= workers + 3 else None  # sentinel, pusher, monitor, workers
+
+    return wait_for(started, timeout=60, what="the cluster's processes")
+
+
+def test_the_worker_runs_below_the_web_processes(served):
+    own = os.getpriority(os.PRIO_PROCESS, 0)
+    webs = served.children_matching("zeromemory.web")
+    assert webs and all(web.nice() == own for web in webs)
+
+    worker = served.child("qcluster")
+    cluster = cluster_of(worker, 2)
+    assert worker.nice() == max(own, NICE)
+    assert {proc.nice() for proc in cluster} == {max(own, NICE)}
+    for proc in [worker, *cluster]:
+        environ = proc.environ()
+        assert environ["OMP_NUM_THREADS"] == environ["OPENBLAS_NUM_THREADS"] == "1"
+    for web in webs:
+        assert "OMP_NUM_THREADS" not in web.environ() or "OMP_NUM_THREADS" in os.environ
+    assert served.answers()
+
+
+def test_a_worker_started_on_its_own_lowers_its_task_processes(served):
+    own = os.getpriority(os.PRIO_PROCESS, 0)
+    if own >= NICE:
+        pytest.skip("this test already runs at the worker's niceness")
+    alone = subprocess.Popen(
+        [sys.executable, "manage.py", "qcluster"],
+        cwd=settings.BASE_DIR,
+        env=served.env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        worker = psutil.Process(alone.pid)
+
+        def lowered() -> list[psutil.Process] | None:
+            tree = worker.children(recursive=True)
+            niced = [proc for proc in tree if proc.nice() == NICE]
+            return niced if len(niced) >= 2 else None
+
+        niced = wait_for(lowered, timeout=90, what="two task processes at the worker's niceness")
+        assert len(niced) == 2  # the task processes, not the sentinel, pusher or monitor
+        assert worker.nice() == own  # nobody lowered the command itself
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(alone.pid, 9)
+        alone.wait(timeout=30)
