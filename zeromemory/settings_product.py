@@ -62,3 +62,7 @@ HYGIENE_MIN_SIMILARITY = 0.78
 # Judge confidence at which a duplicate, or a supersession, is resolved without a person.
 HYGIENE_AUTO_DUPLICATE = 0.90
 HYGIENE_AUTO_SUPERSEDE = 0.95
+
+# Rules: a convention, decision, gotcha or preference that agents report using (mark_used) in
+# this many distinct conversations becomes a rule candidate for its scope's admins.
+RULE_MIN_CONVERSATIONS = env_int("ZM_RULE_MIN_CONVERSATIONS", 3, minimum=1)

@@ -21,6 +21,7 @@ from memories.capture.ingest import IngestInput, chunk_ingest
 from memories.capture.schemas import IngestOut
 from memories.mcp import contract
 from memories.mcp.hygiene_tools import HYGIENE_TOOLS
+from memories.mcp.rules_tools import RULE_TOOLS, RULES_URI, instructions_with_rules, rules_resource
 from memories.mcp.server import ZeroMemoryServer, memory_to_change, run_tool
 from memories.models import SourceKind, TranslationStatus
 from memories.recall import budget, context, inputs
@@ -261,6 +262,7 @@ TOOLS: list[tuple[Callable[..., Any], str, ToolAnnotations]] = [
         ),
     ),
     *HYGIENE_TOOLS,
+    *RULE_TOOLS,
 ]
 
 
@@ -283,4 +285,22 @@ def build_server() -> ZeroMemoryServer:
             annotations=hints.model_copy(update={"title": title}),
             structured_output=True,
         )
+    server.resource(
+        RULES_URI,
+        name="rules",
+        title="Team rules",
+        description=contract.RULES_RESOURCE,
+        mime_type="application/json",
+    )(rules_resource)
+    # The initialization answer carries the rules of the caller's scopes after the instructions.
+    lowlevel = server._lowlevel_server
+    plain_options = lowlevel.create_initialization_options
+
+    def options_with_rules(*args: Any, **kwargs: Any):
+        options = plain_options(*args, **kwargs)
+        return options.model_copy(
+            update={"instructions": instructions_with_rules(options.instructions)}
+        )
+
+    lowlevel.create_initialization_options = options_with_rules
     return server

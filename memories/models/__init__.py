@@ -26,6 +26,7 @@ from memories.models.conflict import (
 )
 from memories.models.memory import Memory
 from memories.models.records import IdempotencyRecord, MemoryVersion, MemoryWindow, Provenance
+from memories.models.rules import MemoryUsage, MemoryUse, Rule, RuleStatus, RuleVersion
 
 __all__ = [
     "AUTHOR_RANKS",
@@ -45,11 +46,16 @@ __all__ = [
     "Memory",
     "MemoryKind",
     "MemoryState",
+    "MemoryUsage",
+    "MemoryUse",
     "MemoryVersion",
     "MemoryWindow",
     "Provenance",
     "Relation",
     "Resolution",
+    "Rule",
+    "RuleStatus",
+    "RuleVersion",
     "SourceKind",
     "TranslationStatus",
     "authenticated_author_kind",

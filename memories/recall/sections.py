@@ -14,12 +14,15 @@ from memories.recall.budget import (
     RECALL_FACTOR,
     RECENT_DAYS,
     RECENT_KINDS,
+    RULES_SECTION,
+    RULES_SHARE,
     SHARES,
     Candidate,
     Section,
 )
 from memories.recall.fragments import AGE_DAYS, DECAY
 from memories.recall.inputs import ScopeSelection
+from memories.rulebook import approved_rules, rule_line
 
 _LOOPS = """
 (SELECT 'recent', m.id, m.public_id, m.kind_id, s.public_id, m.content, {age} AS age_days
@@ -88,10 +91,30 @@ def important_rows(selection: ScopeSelection, limit: int) -> list[Candidate]:
         ]
 
 
+def rules_section(selection: ScopeSelection) -> list[Section]:
+    """The approved rules of the scopes, first in every context and briefing (none: no section).
+    A rule row carries its memory's id, so mark_used can name it."""
+    rules = [
+        Candidate(
+            rule.memory_id,
+            rule.memory.public_id,
+            "rule",
+            rule.scope.public_id,
+            rule_line(rule),
+            0.0,
+        )
+        for rule in approved_rules(selection.ids)
+    ]
+    if not rules:
+        return []
+    return [Section(RULES_SECTION, _("Team rules"), RULES_SHARE, rules)]
+
+
 def sections_after(first: Section, selection: ScopeSelection, max_tokens: int) -> list[Section]:
     limit = candidate_limit(max_tokens * SHARES["recent"], per_row=15, lo=5, hi=200)
     loops = loop_rows(selection, limit)
     return [
+        *rules_section(selection),
         first,
         Section(
             "recent",

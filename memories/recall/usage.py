@@ -1,0 +1,24 @@
+"""The usage boost: a memory agents reported using (mark_used) ranks higher, within bounds.
+
+boost = 1 + MAX_EXTRA · (1 − e^(−uses / USES_SCALE)) · 0.5^(days since last use / HALF_LIFE_DAYS)
+
+- never above 1 + MAX_EXTRA (×1.4): a few uses move a memory up a little, many uses no further;
+- it fades with the time since the memory was last used (half of it gone after 30 days);
+- a memory found wrong has its uses reset (`memories.rules.usage`), so its boost is gone.
+
+It multiplies recall's score as one factor of its own, beside the kind weight and the age decay,
+reading the one-row-per-memory `MemoryUsage` table through a left join.
+"""
+
+from __future__ import annotations
+
+MAX_EXTRA = 0.4
+USES_SCALE = 3.0
+HALF_LIFE_DAYS = 30.0
+
+JOIN = "LEFT JOIN memories_memoryusage u ON u.memory_id = {memory}"
+BOOST = (
+    f"(1 + {MAX_EXTRA} * coalesce((1 - exp(-u.uses / {USES_SCALE}))"
+    " * power(0.5, greatest(extract(epoch FROM now() - u.last_used_at)::float8 / 86400, 0)"
+    f" / {HALF_LIFE_DAYS}), 0))"
+)
