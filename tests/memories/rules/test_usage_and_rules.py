@@ -11,10 +11,9 @@ from django.test import override_settings
 from memories.models import Conflict, MemoryUsage, MemoryUse, Rule, RuleStatus
 from memories.recall.context import briefing, build_context
 from scopes.models import Role
-from tests.factories import UserFactory, add_member, make_scope
+from tests.factories import UserFactory, add_member, make_scope, make_token
 from tests.mcp_inproc import call_tool, structured
 from tests.memories.recall_support import remember_all
-from tests.factories import make_token
 from zeromemory.core.actor import Actor
 
 pytestmark = pytest.mark.usefixtures("kinds_seeded")
@@ -87,13 +86,18 @@ def test_an_unreadable_memory_answers_not_found_and_changes_nothing(api, tenancy
     outsider = api(tenancy.outsider)
     response = use(outsider, [team_memories[0].public_id], "c1")
     assert response.status_code == 404
-    assert response.json()["error"]["details"] == {"memory_ids": [response.json()["error"]["message"]]}
+    assert response.json()["error"]["details"] == {
+        "memory_ids": [response.json()["error"]["message"]]
+    }
     # One readable and one unreadable id: nothing of the readable one is recorded either.
     own = remember_all(tenancy.outsider, [("My editor is vim.", "preference")])[0]
     response = use(outsider, [own.public_id, team_memories[0].public_id], "c1")
     assert response.status_code == 404
-    result = call_tool(make_token(tenancy.outsider), "mark_used", {
-        "memory_ids": [team_memories[0].public_id], "conversation_id": "c1"})
+    result = call_tool(
+        make_token(tenancy.outsider),
+        "mark_used",
+        {"memory_ids": [team_memories[0].public_id], "conversation_id": "c1"},
+    )
     assert result.is_error and structured(result)["error"]["code"] == "not_found"
     assert not MemoryUse.objects.exists() and not MemoryUsage.objects.exists()
 
@@ -154,7 +158,9 @@ def test_admins_list_approve_in_new_words_reject_and_move(api, tenancy, team_mem
     # A reader reads approved rules but no candidates, and cannot decide.
     assert reader.get(f"/api/v1/rules?scope={team}&status=candidate").status_code == 403
     assert reader.get("/api/v1/rules?status=candidate").json()["results"] == []
-    assert reader.post(f"/api/v1/rules/{rule.public_id}/approve", {}, format="json").status_code == 403
+    assert (
+        reader.post(f"/api/v1/rules/{rule.public_id}/approve", {}, format="json").status_code == 403
+    )
     assert owner.get("/api/v1/rules").json()["results"] == []
 
     wording = "Two people review every billing migration."
@@ -180,26 +186,33 @@ def test_admins_list_approve_in_new_words_reject_and_move(api, tenancy, team_mem
 
     rejected = owner.post(f"/api/v1/rules/{other.public_id}/reject").json()
     assert rejected["status"] == "rejected"
-    assert owner.post(f"/api/v1/rules/{other.public_id}/move", {"position": 1}, format="json").status_code == 409
+    assert (
+        owner.post(
+            f"/api/v1/rules/{other.public_id}/move", {"position": 1}, format="json"
+        ).status_code
+        == 409
+    )
     # Rejected: more use does not propose it again while its memory says the same.
     use(api(tenancy.writer), [second.public_id], "c9")
     assert Rule.objects.get(pk=other.pk).status == RuleStatus.REJECTED
 
 
-def test_approved_rules_open_context_and_briefing_and_the_mcp_resource(
-    api, tenancy, team_memories
-):
+def test_approved_rules_open_context_and_briefing_and_the_mcp_resource(api, tenancy, team_memories):
     rule = _candidate(tenancy, team_memories[0])
     api(tenancy.owner).post(f"/api/v1/rules/{rule.public_id}/approve", {}, format="json")
     # A rule of a scope the reader cannot read never reaches it.
     stranger = UserFactory(username="stranger")
     elsewhere = make_scope(owner=stranger, slug="elsewhere")
     foreign = remember_all(
-        stranger, [("Elsewhere, the deploy train leaves at noon.", "convention")],
+        stranger,
+        [("Elsewhere, the deploy train leaves at noon.", "convention")],
         scope=elsewhere.public_id,
     )[0]
     Rule.objects.create(
-        scope=elsewhere, memory=foreign, text=foreign.content, status=RuleStatus.APPROVED,
+        scope=elsewhere,
+        memory=foreign,
+        text=foreign.content,
+        status=RuleStatus.APPROVED,
         position=1,
     )
     reader = Actor(user=tenancy.reader)
@@ -215,9 +228,7 @@ def test_approved_rules_open_context_and_briefing_and_the_mcp_resource(
         assert first_item.startswith(f"[rule] {CONVENTION}")
         assert "deploy train leaves" not in context.markdown
         assert context.tokens <= 500
-    assert "deploy train leaves" not in json.dumps(
-        api(tenancy.reader).get("/api/v1/rules").json()
-    )
+    assert "deploy train leaves" not in json.dumps(api(tenancy.reader).get("/api/v1/rules").json())
 
 
 def test_rules_stay_within_a_small_budget(api, tenancy, team_memories):
