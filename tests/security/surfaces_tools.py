@@ -37,4 +37,9 @@ TOOL_ROWS = [
     _tool("list_conflicts", TOOL_ACCOUNT, {}, note="only scopes the caller administers"),
     _tool("resolve_conflict", TOOL_ADMIN, {"conflict_id": "{conflict}", "action": "keep_both"}),
     _tool("challenge", TOOL_WRITE, {"memory_id": "{memory}", "reason": "It was rotated."}),
+    _tool(
+        "mark_used",
+        dict(TOOL_READ, read_only="forbidden"),
+        {"memory_ids": ["{memory}"], "conversation_id": "conversation-1"},
+    ),
 ]
