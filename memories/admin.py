@@ -19,6 +19,7 @@ from memories.canonical import tasks
 from memories.capture import admin as capture_admin  # noqa: F401 - registers the chunk admin
 from memories.hygiene import admin as hygiene_admin  # noqa: F401 - registers the review queue
 from memories.models import Memory, MemoryKind, MemoryVersion, Provenance, TranslationStatus
+from memories.rules import admin as rules_admin  # noqa: F401 - registers the rules
 from memories.services.lifecycle import memory_edit
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import DomainError
