@@ -48,6 +48,8 @@ def rule_approve(*, actor: Actor, rule: Rule, text: str | None = None) -> Rule:
         text = text.strip()
         if not text:
             raise ValidationFailed("text", _("The wording cannot be empty."))
+        if "\x00" in text:
+            raise ValidationFailed("text", _("NUL characters are not allowed."))
         if len(text) > MAX_RULE_CHARS:
             raise ValidationFailed("text", _("At most %(n)d characters.") % {"n": MAX_RULE_CHARS})
         refuse_secrets({"text": text})
