@@ -1,21 +1,14 @@
 """Usage feedback and rules over MCP: the tool `mark_used`, the resource `zm://rules`, and the
-team rules the server's instructions carry at initialization.
-
-The SDK builds the initialization answer synchronously on the event loop, where the ORM may not
-run; the rules for it are read on a thread of their own (one at a time, its connection closed
-after each read), once per session. A failure there leaves the plain instructions.
-"""
+team rules the server's instructions carry at initialization (a server middleware)."""
 
 from __future__ import annotations
 
 import json
 import logging
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Annotated, Any
 
 from asgiref.sync import sync_to_async
-from django.db import connections
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ResourceError
 from mcp_types import CallToolResult, ToolAnnotations
@@ -37,7 +30,7 @@ from zeromemory.core.outage import orm_call
 logger = logging.getLogger(__name__)
 
 RULES_URI = "zm://rules"
-INSTRUCTIONS_TIMEOUT = 5.0
+HANDSHAKES = ("initialize", "server/discover")
 
 
 class WrongIn(BaseModel):
@@ -83,33 +76,37 @@ async def rules_resource() -> str:
     return json.dumps(answer.model_dump(mode="json"), ensure_ascii=False)
 
 
-_instructions_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="zm-mcp-rules")
-
-
 def _rules_text(source: Callable[[], Any] | None) -> str:
-    try:
-        with orm_call():
-            token = source() if source is not None else None
-            if token is None:
-                return ""
-            actor = Actor(user=token.user, token=token, surface=Surface.MCP)
-            ids = access.readable_scopes(actor).values_list("id", flat=True)
-            return contract.rules_instructions(
-                (rule.scope.name, rule.text) for rule in approved_rules(ids)
-            )
-    finally:
-        connections.close_all()
+    with orm_call():
+        token = source() if source is not None else None
+        if token is None:
+            return ""
+        actor = Actor(user=token.user, token=token, surface=Surface.MCP)
+        ids = access.readable_scopes(actor).values_list("id", flat=True)
+        return contract.rules_instructions(
+            (rule.scope.name, rule.text) for rule in approved_rules(ids)
+        )
 
 
-def instructions_with_rules(base: str | None) -> str | None:
-    """The server's instructions, followed by the team rules of the caller's scopes."""
-    try:
-        future = _instructions_thread.submit(_rules_text, current_credential.get())
-        rules = future.result(timeout=INSTRUCTIONS_TIMEOUT)
-    except Exception:  # noqa: BLE001 - the session starts with the plain instructions
-        logger.warning("the rules for the MCP instructions could not be read", exc_info=True)
-        return base
-    return f"{base}\n\n{rules}" if rules else base
+class RulesInInstructions:
+    """Server middleware: the answer to `initialize` (and to `server/discover`, the handshake
+    of the newer protocol) carries the team rules of the caller's scopes after the server's
+    instructions. A failure to read them leaves the plain instructions."""
+
+    async def __call__(self, ctx: Any, call_next: Callable[[Any], Any]) -> Any:
+        result = await call_next(ctx)
+        if ctx.method not in HANDSHAKES or not isinstance(result, dict):
+            return result
+        try:
+            read = sync_to_async(_rules_text, thread_sensitive=True)
+            rules = await read(current_credential.get())
+        except Exception:  # noqa: BLE001 - the session starts with the plain instructions
+            logger.warning("the rules for the MCP instructions could not be read", exc_info=True)
+            return result
+        if not rules:
+            return result
+        instructions = "\n\n".join(part for part in (result.get("instructions"), rules) if part)
+        return {**result, "instructions": instructions}
 
 
 RULE_TOOLS: list[tuple[Callable[..., Any], str, ToolAnnotations]] = [

@@ -21,7 +21,7 @@ from memories.capture.ingest import IngestInput, chunk_ingest
 from memories.capture.schemas import IngestOut
 from memories.mcp import contract
 from memories.mcp.hygiene_tools import HYGIENE_TOOLS
-from memories.mcp.rules_tools import RULE_TOOLS, RULES_URI, instructions_with_rules, rules_resource
+from memories.mcp.rules_tools import RULE_TOOLS, RULES_URI, RulesInInstructions, rules_resource
 from memories.mcp.server import ZeroMemoryServer, memory_to_change, run_tool
 from memories.models import SourceKind, TranslationStatus
 from memories.recall import budget, context, inputs
@@ -293,14 +293,5 @@ def build_server() -> ZeroMemoryServer:
         mime_type="application/json",
     )(rules_resource)
     # The initialization answer carries the rules of the caller's scopes after the instructions.
-    lowlevel = server._lowlevel_server
-    plain_options = lowlevel.create_initialization_options
-
-    def options_with_rules(*args: Any, **kwargs: Any):
-        options = plain_options(*args, **kwargs)
-        return options.model_copy(
-            update={"instructions": instructions_with_rules(options.instructions)}
-        )
-
-    lowlevel.create_initialization_options = options_with_rules
+    server._lowlevel_server.middleware.append(RulesInInstructions())
     return server
