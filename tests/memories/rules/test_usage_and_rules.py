@@ -10,9 +10,10 @@ from django.test import override_settings
 
 from memories.models import Conflict, MemoryUsage, MemoryUse, Rule, RuleStatus
 from memories.recall.context import briefing, build_context
+from memories.rules import decisions
 from scopes.models import Role
 from tests.factories import UserFactory, add_member, make_scope, make_token
-from tests.mcp_inproc import call_tool, structured
+from tests.mcp_inproc import call_tool, opened, structured
 from tests.memories.recall_support import remember_all
 from zeromemory.core.actor import Actor
 
@@ -247,3 +248,23 @@ def test_a_removed_member_no_longer_gets_the_rules(api, tenancy, team_memories):
     assert len(client.get("/api/v1/rules").json()["results"]) == 1
     tenancy.team.memberships.filter(user=gone).delete()
     assert client.get("/api/v1/rules").json()["results"] == []
+
+
+def test_mcp_mark_used_counts_and_the_rules_reach_instructions_and_resource(tenancy, team_memories):
+    secret = make_token(tenancy.writer)
+    for conversation in ("m1", "m2", "m3"):
+        result = call_tool(
+            secret,
+            "mark_used",
+            {"memory_ids": [team_memories[0].public_id], "conversation_id": conversation},
+        )
+        assert structured(result)["counted"] == [team_memories[0].public_id]
+    rule = Rule.objects.get(memory=team_memories[0])
+    instructions, listed = opened(secret, "zm://rules")
+    assert CONVENTION not in instructions and json.loads(listed)["results"] == []
+    decisions.rule_approve(actor=Actor(user=tenancy.owner), rule=rule)
+    instructions, listed = opened(secret, "zm://rules")
+    assert instructions.endswith(f"- [{tenancy.team.name}] {CONVENTION}")
+    assert [r["id"] for r in json.loads(listed)["results"]] == [rule.public_id]
+    outsider_instructions, outsider_listed = opened(make_token(tenancy.outsider), "zm://rules")
+    assert CONVENTION not in outsider_instructions + outsider_listed
