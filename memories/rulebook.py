@@ -23,8 +23,3 @@ def approved_rules(scope_ids: Iterable[int]) -> list[Rule]:
         .select_related("scope", "memory")
         .order_by("scope__name", "scope_id", "position", "id")
     )
-
-
-def rule_line(rule: Rule) -> str:
-    """One rule on one line, as context, instructions and the export show it."""
-    return " ".join(rule.text.split())

@@ -61,9 +61,12 @@ async def mark_used(
     return await run_tool(ctx, work)
 
 
+def _readable_rules(actor: Actor) -> list:
+    return approved_rules(access.readable_scopes(actor).values_list("id", flat=True))
+
+
 def _approved_answer(actor: Actor) -> RulesOut:
-    ids = access.readable_scopes(actor).values_list("id", flat=True)
-    return RulesOut(results=[RuleOut.of(rule) for rule in approved_rules(ids)])
+    return RulesOut(results=[RuleOut.of(rule) for rule in _readable_rules(actor)])
 
 
 async def rules_resource() -> str:
@@ -82,9 +85,8 @@ def _rules_text(source: Callable[[], Any] | None) -> str:
         if token is None:
             return ""
         actor = Actor(user=token.user, token=token, surface=Surface.MCP)
-        ids = access.readable_scopes(actor).values_list("id", flat=True)
         return contract.rules_instructions(
-            (rule.scope.name, rule.text) for rule in approved_rules(ids)
+            (rule.scope.name, rule.text) for rule in _readable_rules(actor)
         )
 
 

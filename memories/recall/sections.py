@@ -22,7 +22,7 @@ from memories.recall.budget import (
 )
 from memories.recall.fragments import AGE_DAYS, DECAY
 from memories.recall.inputs import ScopeSelection
-from memories.rulebook import approved_rules, rule_line
+from memories.rulebook import approved_rules
 
 _LOOPS = """
 (SELECT 'recent', m.id, m.public_id, m.kind_id, s.public_id, m.content, {age} AS age_days
@@ -100,7 +100,7 @@ def rules_section(selection: ScopeSelection) -> list[Section]:
             rule.memory.public_id,
             "rule",
             rule.scope.public_id,
-            rule_line(rule),
+            rule.text,
             0.0,
         )
         for rule in approved_rules(selection.ids)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from memories.rulebook import approved_rules, rule_line
+from memories.rulebook import approved_rules
 from memories.rules.export import FORMATS, rules_file
 from scopes.models import Scope
 
@@ -25,7 +25,7 @@ class Command(BaseCommand):
         found = Scope.objects.filter(public_id=scope).first()
         if found is None:
             raise CommandError(f"No scope with id {scope}.")
-        texts = [rule_line(rule) for rule in approved_rules([found.pk])]
+        texts = [rule.text for rule in approved_rules([found.pk])]
         text = rules_file(format=format, scope=found.name, texts=texts)
         if output:
             Path(output).write_text(text, encoding="utf-8")
