@@ -21,6 +21,7 @@ from memories.rules.usage import MAX_IDS, conversation_key, memories_mark_used
 from scopes import access
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import NotFound, ValidationFailed
+from zeromemory.core.secrets import refuse_secrets
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,7 @@ def mark_used(
         raise ValidationFailed("memory_ids", _("Name at least one memory you used."))
     if len(memory_ids) > MAX_IDS or len(wrong) > MAX_IDS:
         raise ValidationFailed("memory_ids", _("At most %(n)d ids.") % {"n": MAX_IDS})
+    refuse_secrets({"conversation_id": conversation_id})
     access.require_write_access(actor)
     try:
         used = [selectors.memory_for_read(actor=actor, public_id=i) for i in memory_ids]
