@@ -5,33 +5,22 @@ rules."""
 
 from __future__ import annotations
 
-from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
+from django.utils.http import urlencode
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
 from dashboard.common import actor_for, domain_errors, render_page, wants_partial
+from dashboard.forms import RuleFilterForm
 from memories.models import RuleStatus
 from memories.rules import decisions
 from memories.rules import selectors as rulebook
 from scopes import access
 from zeromemory.core.errors import Conflict, ValidationFailed
-
-
-class RuleFilterForm(forms.Form):
-    scope = forms.CharField(required=False, max_length=40, widget=forms.HiddenInput)
-    status = forms.ChoiceField(
-        label=gettext_lazy("Status"), required=False, choices=RuleStatus.choices
-    )
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.fields["status"].widget.attrs["data-autosubmit"] = ""
 
 
 def _page(request: HttpRequest, data) -> HttpResponse:
@@ -65,7 +54,7 @@ def _after(request: HttpRequest) -> HttpResponse:
     data = {"status": request.POST.get("status", ""), "scope": request.POST.get("scope", "")}
     if wants_partial(request):
         return _page(request, data)
-    return redirect(f"{reverse('dashboard:rules')}?status={data['status']}")
+    return redirect(f"{reverse('dashboard:rules')}?{urlencode({'status': data['status']})}")
 
 
 def _decide(request: HttpRequest, rule_id: str, decide, done: str, **options) -> HttpResponse:

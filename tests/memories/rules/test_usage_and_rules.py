@@ -268,3 +268,26 @@ def test_mcp_mark_used_counts_and_the_rules_reach_instructions_and_resource(tena
     assert [r["id"] for r in json.loads(listed)["results"]] == [rule.public_id]
     outsider_instructions, outsider_listed = opened(make_token(tenancy.outsider), "zm://rules")
     assert CONVENTION not in outsider_instructions + outsider_listed
+
+
+def test_the_boost_is_bounded_and_lost_when_found_wrong(tenancy):
+    from memories.feedback import Wrong, mark_used
+    from memories.recall.recall import recall
+
+    text = "The nightly export job writes its archives to the cold storage bucket."
+    [team_copy] = remember_all(tenancy.owner, [(text, "fact")], scope=tenancy.team.public_id)
+    [own_copy] = remember_all(tenancy.owner, [(text, "fact")])
+    owner = Actor(user=tenancy.owner)
+
+    def ratio() -> float:
+        scores = {hit.id: hit.score for hit in recall(actor=owner, query="nightly export archives")}
+        return scores[team_copy.public_id] / scores[own_copy.public_id]
+
+    assert ratio() == pytest.approx(1.0, abs=1e-6)
+    for n in range(60):
+        mark_used(actor=owner, memory_ids=[team_copy.public_id], conversation_id=f"c{n}")
+    boosted = ratio()
+    assert 1.3 < boosted <= 1.4
+    wrong = [Wrong(memory_id=team_copy.public_id, reason="The bucket moved.")]
+    mark_used(actor=owner, memory_ids=[], wrong=wrong, conversation_id="c-last")
+    assert ratio() == pytest.approx(1.0, abs=1e-6)
