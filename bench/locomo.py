@@ -37,6 +37,7 @@ import time
 from pathlib import Path
 
 from _django import ROOT, percentile, setup_for
+from _feedback import clear_usage, reported_and_held_out
 from _locomo import (
     CATEGORIES,
     Question,
@@ -132,6 +133,32 @@ def context_over_http(api: Api, questions: list[Question], loaded: dict):
     return sections, latencies
 
 
+def feedback_over_http(api: Api, questions: list[Question], loaded: dict, ranked):
+    """Agents answer the even-numbered questions and report (`POST /api/v1/memories/used`, one
+    conversation each) the evidence turns among their hits; every question is then asked again.
+    Scores of both halves before and after (bench/_feedback.py)."""
+    reported, held_out = reported_and_held_out(questions)
+    marked = 0
+    for i in reported:
+        question = questions[i]
+        memory_of = loaded[question.conversation]["memory_of"]
+        evidence = {memory_of[d] for d in question.evidence if d in memory_of}
+        used = [hit for hit in ranked[i] if hit in evidence]
+        if used:
+            body = {"memory_ids": used, "conversation_id": f"locomo-{i}"}
+            status, answer = api.call("POST", "/api/v1/memories/used", body)
+            assert status == 200, answer
+            marked += len(used)
+    print(f"  usage feedback: {marked} evidence turns reported for {len(reported)} questions")
+    again, _ = recall_over_http(api, questions, loaded, 1)
+    rows = {}
+    for name, half in (("reported half", reported), ("held-out half", held_out)):
+        subset = [questions[i] for i in half]
+        rows[f"{name}, before"] = score(subset, [ranked[i] for i in half], loaded)
+        rows[f"{name}, after"] = score(subset, [again[i] for i in half], loaded)
+    return rows
+
+
 def ablation(questions: list[Question], loaded: dict) -> dict[str, Scores]:
     from _ablation import variants
 
@@ -199,8 +226,10 @@ def main() -> None:
             for question in questions[:20]:  # warm up: model, plans, buffers
                 body = {"query": question.text, "scopes": [loaded[question.conversation]["scope"]]}
                 api.call("POST", "/api/v1/recall", body)
+            clear_usage()
             ranked, latencies = recall_over_http(api, questions, loaded, args.rounds)
             rows = {"zero-memory recall (REST)": score(questions, ranked, loaded)}
+            feedback_rows = feedback_over_http(api, questions, loaded, ranked)
             sections, context_latencies = context_over_http(api, questions, loaded)
             anchors = anchor_ranks(questions, loaded)
             for name, anchor_ranked in anchors.items():
@@ -220,6 +249,8 @@ def main() -> None:
                 f"p50 {percentile(context_latencies, 50):.2f} ms, "
                 f"p95 {percentile(context_latencies, 95):.2f} ms"
             )
+            print()
+            print_table("usage feedback (mark_used over REST), same run", feedback_rows)
             if extra:
                 print()
                 print_table("ablation (in-process, same database and search function)", extra)

@@ -102,6 +102,7 @@ def main() -> None:
                 for name, tuning in variants()
             }
             print_quality("ablation, hybrid, on the labelled set:", tuned)
+        feedback(actor, queries, labelled_ids)
         if args.skip_load:
             return
 
@@ -186,6 +187,37 @@ def main() -> None:
             f"  targets (p95 recall <= 50 ms, build_context <= 100 ms, with embedding): "
             f"{'met' if all(targets) else 'NOT met'}"
         )
+
+
+def feedback(actor, queries, labelled_ids) -> None:
+    """Hybrid quality before and after agents report the memories that answered half the queries
+    (bench/_feedback.py), each query a conversation of its own."""
+    from _feedback import clear_usage, reported_and_held_out
+
+    from memories.feedback import mark_used
+    from memories.recall.recall import recall
+
+    reported, held_out = reported_and_held_out(queries)
+    halves = {
+        "reported": [queries[i] for i in reported],
+        "held out": [queries[i] for i in held_out],
+    }
+    before = {name: quality(actor, half, labelled_ids, "hybrid") for name, half in halves.items()}
+    marked = 0
+    for i in reported:
+        target = labelled_ids[queries[i].relevant]
+        if target in {hit.id for hit in recall(actor=actor, query=queries[i].text, k=10)}:
+            mark_used(actor=actor, memory_ids=[target], conversation_id=f"bench-{i}")
+            marked += 1
+    after = {name: quality(actor, half, labelled_ids, "hybrid") for name, half in halves.items()}
+    rows = {}
+    for name in halves:
+        rows[f"{name}, before"] = before[name]
+        rows[f"{name}, after"] = after[name]
+    print_quality(
+        f"usage feedback (mark_used of {marked} found memories, one conversation each):", rows
+    )
+    clear_usage()
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from memories.models import (
     AuthorKind,
     ConflictStatus,
     MemoryState,
+    RuleStatus,
     TranslationStatus,
 )
 from memories.recall.inputs import MAX_QUERY_CHARS
@@ -246,6 +247,15 @@ class ReviewFilterForm(forms.Form):
         choices=sorted(ConflictStatus.choices, key=lambda choice: choice[0] != ConflictStatus.OPEN),
     )
     cursor = forms.CharField(required=False, max_length=40, widget=forms.HiddenInput)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["status"].widget.attrs["data-autosubmit"] = ""
+
+
+class RuleFilterForm(forms.Form):
+    scope = forms.CharField(required=False, max_length=40, widget=forms.HiddenInput)
+    status = forms.ChoiceField(label=_("Status"), required=False, choices=RuleStatus.choices)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

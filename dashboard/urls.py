@@ -3,7 +3,7 @@ from django.urls import path
 from django.views.i18n import set_language
 
 import zeromemory.core.converters  # noqa: F401 - registers the id and username converters
-from dashboard.views import account, activity, ingest, memories, review, scopes, tokens
+from dashboard.views import account, activity, ingest, memories, review, rules, scopes, tokens
 
 app_name = "dashboard"
 
@@ -35,6 +35,10 @@ urlpatterns = [
     path("ingest/<id:chunk_id>/retry/", ingest.ingest_retry, name="ingest_retry"),
     path("review/", review.review_list, name="review"),
     path("review/<id:conflict_id>/resolve/", review.review_resolve, name="review_resolve"),
+    path("rules/", rules.rule_list, name="rules"),
+    path("rules/<id:rule_id>/approve/", rules.rule_approve, name="rule_approve"),
+    path("rules/<id:rule_id>/reject/", rules.rule_reject, name="rule_reject"),
+    path("rules/<id:rule_id>/move/", rules.rule_move, name="rule_move"),
     path("tokens/", tokens.token_list, name="tokens"),
     path("tokens/<id:token_id>/revoke/", tokens.token_revoke, name="token_revoke"),
     path("login/", account.LoginView.as_view(), name="login"),

@@ -29,6 +29,7 @@ from memories.models import (
     TranslationStatus,
 )
 from memories.portability.erasure import memory_purge
+from memories.rules import admin as rules_admin  # noqa: F401 - registers the rules
 from memories.services.lifecycle import memory_edit
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import DomainError

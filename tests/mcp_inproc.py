@@ -30,6 +30,15 @@ async def _call(secret: str, name: str, arguments: dict[str, Any]) -> CallToolRe
         return await client.call_tool(name, arguments)
 
 
+async def _opened(secret: str, uri: str | None) -> tuple[str | None, str | None]:
+    current_credential.set(lambda: lookup_token(secret))
+    async with Client(build_server()) as client:
+        text = None
+        if uri is not None:
+            text = (await client.read_resource(uri)).contents[0].text
+        return client.instructions, text
+
+
 async def _names() -> list[str]:
     async with Client(build_server()) as client:
         return [tool.name for tool in (await client.list_tools()).tools]
@@ -44,6 +53,14 @@ def _keep_connection() -> ExitStack:
 def call_tool(secret: str, name: str, arguments: dict[str, Any]) -> CallToolResult:
     with _keep_connection():
         return async_to_sync(_call)(secret, name, arguments)
+
+
+def opened(secret: str, uri: str | None = None) -> tuple[str | None, str | None]:
+    """The instructions the server answered the initialization with, and the text of the
+    resource `uri` read on the same connection (None when no uri is given). The instructions
+    are read on a thread of their own, so only committed rows show in them."""
+    with _keep_connection():
+        return async_to_sync(_opened)(secret, uri)
 
 
 def tool_names() -> list[str]:

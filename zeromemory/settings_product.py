@@ -69,3 +69,7 @@ IMPORT_MAX_BYTES = env_int("ZM_IMPORT_MAX_BYTES", 100 * 1_048_576, minimum=1024)
 IMPORT_MAX_ENTRY_BYTES = env_int("ZM_IMPORT_MAX_ENTRY_BYTES", 4 * 1_048_576, minimum=1024)
 IMPORT_MAX_TOTAL_BYTES = env_int("ZM_IMPORT_MAX_TOTAL_BYTES", 1024 * 1_048_576, minimum=1024)
 EXPORT_URL_SECONDS = env_int("ZM_EXPORT_URL_SECONDS", 300, minimum=10)
+
+# Rules: a convention, decision, gotcha or preference that agents report using (mark_used) in
+# this many distinct conversations becomes a rule candidate for its scope's admins.
+RULE_MIN_CONVERSATIONS = env_int("ZM_RULE_MIN_CONVERSATIONS", 3, minimum=1)

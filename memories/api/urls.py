@@ -3,11 +3,12 @@
 from django.urls import path
 
 import zeromemory.core.converters  # noqa: F401 - registers the id and username converters
-from memories.api import conflicts, ingest, memories, portability, read
+from memories.api import conflicts, ingest, memories, portability, read, rules
 
 urlpatterns = [
     path("memories", memories.MemoryListView.as_view(), name="api-memories"),
     path("memories/batch", memories.MemoryBatchView.as_view(), name="api-memories-batch"),
+    path("memories/used", rules.MarkUsedView.as_view(), name="api-memories-used"),
     path("memories/<id:memory_id>", memories.MemoryDetailView.as_view(), name="api-memory"),
     path("memories/<id:memory_id>/history", memories.HistoryView.as_view(), name="api-history"),
     path("memories/<id:memory_id>/forget", memories.ForgetView.as_view(), name="api-forget"),
@@ -29,6 +30,10 @@ urlpatterns = [
         conflicts.ConflictResolveView.as_view(),
         name="api-conflict-resolve",
     ),
+    path("rules", rules.RuleListView.as_view(), name="api-rules"),
+    path("rules/<id:rule_id>/approve", rules.RuleApproveView.as_view(), name="api-rule-approve"),
+    path("rules/<id:rule_id>/reject", rules.RuleRejectView.as_view(), name="api-rule-reject"),
+    path("rules/<id:rule_id>/move", rules.RuleMoveView.as_view(), name="api-rule-move"),
     path("recall", read.RecallView.as_view(), name="api-recall"),
     path("context", read.ContextView.as_view(), name="api-context"),
     path("briefing", read.BriefingView.as_view(), name="api-briefing"),

@@ -20,7 +20,8 @@ zero-memory is long-term memory shared across your sessions and your team. Call 
 start of a session and build_context before a task; recall to look something up; remember what \
 future sessions should know; forget what turned out wrong. Write memory content and queries in \
 English even when the conversation is in another language, keeping code, identifiers, paths and \
-quoted terms verbatim. Queries run exactly as sent: the server never translates them."""
+quoted terms verbatim. Queries run exactly as sent: the server never translates them. After a \
+task, call mark_used with the ids of the memories that helped (and those you found wrong)."""
 
 REMEMBER = """\
 Store one durable piece of knowledge so later sessions (yours or a teammate's agent) can find it: \
@@ -67,7 +68,10 @@ valid then, as it read then; omit for now.
 
 Returns hits with id, content, kind, scope, score, similarity, age_days, has_original (true \
 when the memory was translated and its original text is kept) and stale (true when nobody \
-recalled or confirmed it for longer than its kind's half-life: check it before relying on it)."""
+recalled or confirmed it for longer than its kind's half-life: check it before relying on it).
+
+When you have used hits in your work, call mark_used with their ids (and any you found wrong): \
+memories that prove useful rank higher and can become team rules."""
 
 BUILD_CONTEXT = """\
 Assemble what the team knows about a topic, within a token budget, before you start a task: \
@@ -84,7 +88,8 @@ translate or rewrite it.
 - as_of: an instant (ISO 8601 with its offset) to assemble what was valid then; omit for now.
 
 Returns sections (name, title, budget, tokens, rows with id, kind, scope, content) and the same \
-context rendered as markdown, ready to read."""
+context rendered as markdown, ready to read. The team's approved rules come first (kind "rule"): \
+follow them. Afterwards call mark_used with the ids of the rows you actually used."""
 
 BRIEFING = """\
 A session-start briefing: what matters most across your scopes (important decisions, \
@@ -198,6 +203,35 @@ and links, and the review queue.
 Returns a download URL that works once and only for a few minutes (fetch it with any HTTP \
 client, no credentials needed), when it expires, the scopes and how many memories they hold."""
 
+
+MARK_USED = """\
+Report which memories you actually used in this conversation, after recall, build_context or \
+briefing, and which you found wrong. Used memories rank higher in later searches (a bounded \
+boost that fades when they stop being used), and a convention, decision, gotcha or preference \
+used across several conversations is proposed to the scope's admins as a team rule. A memory you \
+found wrong loses its boost and goes to the review queue, as with challenge.
+
+- memory_ids: ids from recall, build_context or briefing that helped (at most 100).
+- wrong: memories you found wrong, each {memory_id, reason}; reason in English, with the evidence.
+- conversation_id: your conversation or session id; a memory counts once per conversation.
+
+Answers not_found for a memory you cannot read (nothing is recorded then). Returns the ids \
+counted now, those already counted in this conversation, and the review items opened."""
+
+RULES_RESOURCE = (
+    "The team rules approved by the admins of the scopes this connection reads, in their order; "
+    "follow them."
+)
+
+RULES_HEADING = "Team rules (approved by your scopes' admins; follow them):"
+
+
+def rules_instructions(rules: Iterable[tuple[str, str]]) -> str:
+    """The rules as the server's instructions carry them: (scope name, text) pairs, in order."""
+    lines = [f"- [{scope}] {' '.join(text.split())}" for scope, text in rules]
+    return "\n".join([RULES_HEADING, *lines]) if lines else ""
+
+
 DESCRIPTIONS = {
     "remember": REMEMBER,
     "recall": RECALL,
@@ -212,6 +246,7 @@ DESCRIPTIONS = {
     "challenge": CHALLENGE,
     "history": HISTORY,
     "export_memories": EXPORT_MEMORIES,
+    "mark_used": MARK_USED,
 }
 
 

@@ -100,7 +100,7 @@ def _throttle(actor: Actor) -> None:
         )
 
 
-def _call_as_actor(
+def call_as_actor(
     source: Callable[[], Any] | None, client: str, work: Callable[[Actor], dict[str, Any]]
 ) -> dict[str, Any]:
     with orm_call():
@@ -117,7 +117,7 @@ async def run_tool(
     ctx: Context, work: Callable[[Actor], BaseModel | dict[str, Any]]
 ) -> CallToolResult:
     """Run `work(actor)` in the ORM thread; map domain errors to tool errors."""
-    call = sync_to_async(_call_as_actor, thread_sensitive=True)
+    call = sync_to_async(call_as_actor, thread_sensitive=True)
     try:
         answer = await call(current_credential.get(), client_name(ctx), work)
         data = answer.model_dump(mode="json") if isinstance(answer, BaseModel) else answer

@@ -23,6 +23,7 @@ from memories.mcp import contract
 from memories.mcp.history_tools import HISTORY_TOOLS, AsOf
 from memories.mcp.hygiene_tools import HYGIENE_TOOLS
 from memories.mcp.portability_tools import PORTABILITY_TOOLS
+from memories.mcp.rules_tools import RULE_TOOLS, RULES_URI, RulesInInstructions, rules_resource
 from memories.mcp.server import ZeroMemoryServer, memory_to_change, run_tool
 from memories.models import SourceKind, TranslationStatus
 from memories.recall import budget, context, inputs
@@ -269,6 +270,7 @@ TOOLS: list[tuple[Callable[..., Any], str, ToolAnnotations]] = [
     *HYGIENE_TOOLS,
     *HISTORY_TOOLS,
     *PORTABILITY_TOOLS,
+    *RULE_TOOLS,
 ]
 
 
@@ -291,4 +293,13 @@ def build_server() -> ZeroMemoryServer:
             annotations=hints.model_copy(update={"title": title}),
             structured_output=True,
         )
+    server.resource(
+        RULES_URI,
+        name="rules",
+        title="Team rules",
+        description=contract.RULES_RESOURCE,
+        mime_type="application/json",
+    )(rules_resource)
+    # The initialization answer carries the rules of the caller's scopes after the instructions.
+    server._lowlevel_server.middleware.append(RulesInInstructions())
     return server

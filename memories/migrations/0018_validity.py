@@ -132,7 +132,7 @@ def fill(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('memories', '0015_busy'),
+        ('memories', '0017_rules'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -27,6 +27,7 @@ from memories.models.conflict import (
 from memories.models.memory import Memory
 from memories.models.portability import ExportTicket, ImportedMemory, PurgeRecord
 from memories.models.records import IdempotencyRecord, MemoryVersion, MemoryWindow, Provenance
+from memories.models.rules import MemoryUsage, MemoryUse, Rule, RuleStatus, RuleVersion
 from memories.models.validity import ValidityEnd, ValidityPeriod, ValidityStart
 
 __all__ = [
@@ -49,12 +50,17 @@ __all__ = [
     "Memory",
     "MemoryKind",
     "MemoryState",
+    "MemoryUsage",
+    "MemoryUse",
     "MemoryVersion",
     "MemoryWindow",
     "Provenance",
     "PurgeRecord",
     "Relation",
     "Resolution",
+    "Rule",
+    "RuleStatus",
+    "RuleVersion",
     "SourceKind",
     "TranslationStatus",
     "ValidityEnd",

@@ -22,6 +22,10 @@ RECENT_DAYS = 14
 RECENT_KINDS = ("decision", "convention")
 OPEN_LOOP_KINDS = ("task", "open_question")
 SHARES = {"focus": 0.5, "recent": 0.25, "open_loops": 0.25}
+# The scope's approved rules open the answer and may take up to this share of the budget; the
+# sections share what they leave.
+RULES_SECTION = "rules"
+RULES_SHARE = 0.5
 # A cut row shorter than this says too little to be worth its id and kind.
 MIN_TRUNCATED_CONTENT_TOKENS = 8
 ELLIPSIS = "…"
@@ -206,6 +210,10 @@ def _fill(section: Section, room: int, shown: set[str]) -> int:
 
 def _allot(sections: list[Section], available: int) -> None:
     shown: set[str] = set()
+    if sections and sections[0].name == RULES_SECTION:
+        rules, sections = sections[0], sections[1:]
+        available -= _fill(rules, int(available * RULES_SHARE), shown)
+        rules.budget = rules.tokens
     carry = 0
     for section in sections:
         section.budget = int(available * section.share) + carry

@@ -2,6 +2,8 @@
 
 Three sections, each with a share of the token budget:
 
+0. the approved rules of the scopes (`[rule]`), when there are any, within at most half the
+   budget; the sections below share what they leave;
 1. the memories relevant to the topic (recall: hits the full-text leg matched, or at cosine 0.3
    or more), or, for a briefing without a topic, the most important ones: kind weight x age
    decay x a recall-frequency factor;
@@ -99,7 +101,7 @@ def build_context(
             sections=sections_after(focus, selection, max_tokens, instant),
         )
         # Only the rows found for the topic count as recalled.
-        recalled = [row.candidate.pk for row in context.sections[0].rows]
+        recalled = [row.candidate.pk for row in focus.rows]
         entry.record(
             scopes=selection.requested, results=context.result_ids(), recalled_ids=recalled
         )

@@ -15,12 +15,15 @@ from memories.recall.budget import (
     RECALL_FACTOR,
     RECENT_DAYS,
     RECENT_KINDS,
+    RULES_SECTION,
+    RULES_SHARE,
     SHARES,
     Candidate,
     Section,
 )
 from memories.recall.fragments import AGE_DAYS, AGE_DAYS_AT, AT_VERSION, DECAY, STALE, VALID_AT
 from memories.recall.inputs import ScopeSelection
+from memories.rulebook import approved_rules
 
 # {valid}, {content} and {now}: the memory's state, text and the instant, now or `as_of`'s.
 _LOOPS = """
@@ -114,12 +117,32 @@ def important_rows(
         ]
 
 
+def rules_section(selection: ScopeSelection) -> list[Section]:
+    """The approved rules of the scopes, first in every context and briefing (none: no section).
+    A rule row carries its memory's id, so mark_used can name it."""
+    rules = [
+        Candidate(
+            rule.memory_id,
+            rule.memory.public_id,
+            "rule",
+            rule.scope.public_id,
+            rule.text,
+            0.0,
+        )
+        for rule in approved_rules(selection.ids)
+    ]
+    if not rules:
+        return []
+    return [Section(RULES_SECTION, _("Team rules"), RULES_SHARE, rules)]
+
+
 def sections_after(
     first: Section, selection: ScopeSelection, max_tokens: int, as_of: datetime | None = None
 ) -> list[Section]:
     limit = candidate_limit(max_tokens * SHARES["recent"], per_row=15, lo=5, hi=200)
     loops = loop_rows(selection, limit, as_of)
     return [
+        *rules_section(selection),
         first,
         Section(
             "recent",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from memories.recall import usage
 from memories.recall.fragments import AGE_DAYS_AT, AT_VERSION, DECAY, STALE, VALID_AT
 from memories.recall.sql import (
     BEFORE_SCORING,
@@ -40,8 +41,9 @@ aged AS (
 ),
 ranked AS (
     SELECT a.*,
-           a.rrf * {decay} AS score
+           a.rrf * {decay} * {usage_boost} AS score
     FROM aged a JOIN memories_memorykind k ON k.slug = a.kind_id
+    {usage_join}
     ORDER BY score DESC, a.id DESC
     LIMIT %s
 )
@@ -160,6 +162,8 @@ def statement(
         else "m.content_original",
         stale=STALE,
         decay=DECAY.format(age="a.age_days"),
+        usage_boost=usage.BOOST,
+        usage_join=usage.JOIN.format(memory="a.id"),
         vector_leg=vector_leg,
         fulltext_leg=fulltext_leg,
         fused=fused,

@@ -159,6 +159,26 @@ API_ROWS = [
         TEAM_WRITE,
         {"reason": "The vault word was rotated."},
     ),
+    _api(
+        "api-memories-used",
+        "post",
+        "memories/used",
+        expect(outsider=404, read_only=403, restricted=404, removed=404),
+        {"memory_ids": ["{memory}"], "conversation_id": "conversation-1"},
+        note="a reader's agent reports use; a read-only token writes nothing",
+    ),
+    _api("api-rules", "get", "rules?scope={team}", TEAM_READ, note="approved rules"),
+    _api("api-rules", "get", "rules?scope={team}&status=candidate", TEAM_ADMIN),
+    _api("api-rules", "get", "rules", ACCOUNT_READ, note="approved rules of readable scopes"),
+    _api(
+        "api-rule-approve",
+        "post",
+        "rules/{rule}/approve",
+        TEAM_ADMIN,
+        {"text": "Say the vault word at the door."},
+    ),
+    _api("api-rule-reject", "post", "rules/{rule}/reject", TEAM_ADMIN),
+    _api("api-rule-move", "post", "rules/{rule}/move", TEAM_ADMIN, {"position": 1}),
     _api("api-conflicts", "get", "conflicts?scope={team}", TEAM_ADMIN),
     _api(
         "api-conflicts", "get", "conflicts", ACCOUNT_READ, note="only scopes the caller administers"

@@ -112,6 +112,18 @@ DASHBOARD_ROWS = [
         PAGE_TEAM_WRITE,
         {"action": "keep_both"},
     ),
+    _page("rules", "get", "/rules/", PAGE_ACCOUNT, note="candidates of administered scopes"),
+    _page("rules", "get", "/rules/?scope={team}&status=approved", PAGE_TEAM_READ),
+    _page("rules", "get", "/rules/?scope={team}", PAGE_TEAM_WRITE, note="candidates: admins"),
+    _page(
+        "rule_approve",
+        "post",
+        "/rules/{rule}/approve/",
+        PAGE_TEAM_WRITE,
+        {"text": "Say the vault word at the door.", "status": "approved"},
+    ),
+    _page("rule_reject", "post", "/rules/{rule}/reject/", PAGE_TEAM_WRITE, {"status": "approved"}),
+    _page("rule_move", "post", "/rules/{rule}/move/", PAGE_TEAM_WRITE, {"position": "1"}),
     _page("tokens", "get", "/tokens/", PAGE_ACCOUNT),
     _page("tokens", "post", "/tokens/", PAGE_ACCOUNT, {"name": "ci"}),
     _page(

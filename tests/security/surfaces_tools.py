@@ -43,4 +43,9 @@ TOOL_ROWS = [
     _tool("challenge", TOOL_WRITE, {"memory_id": "{memory}", "reason": "It was rotated."}),
     _tool("export_memories", TOOL_ADMIN, {"scopes": ["{team}"]}),
     _tool("export_memories", TOOL_ACCOUNT, {}, note="the scopes the caller administers"),
+    _tool(
+        "mark_used",
+        dict(TOOL_READ, read_only="forbidden"),
+        {"memory_ids": ["{memory}"], "conversation_id": "conversation-1"},
+    ),
 ]

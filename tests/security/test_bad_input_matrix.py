@@ -173,6 +173,7 @@ def _with_bad_ids(row: Row) -> list[str]:
         "{member}",
         "{chunk}",
         "{conflict}",
+        "{rule}",
     ):
         if placeholder in path:
             paths += [path.replace(placeholder, value) + mark + query for value in PATH_VALUES]

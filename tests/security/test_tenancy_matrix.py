@@ -98,6 +98,7 @@ def test_each_row_names_its_route(row: Row):
         member="member",
         chunk="chk_x",
         conflict="cfl_x",
+        rule="rul_x",
     )
     match = resolve(path)
     assert (f"{match.namespace}:" if match.namespace else "") + match.url_name == row.route

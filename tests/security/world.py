@@ -14,7 +14,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from memories.capture.ingest import IngestInput, chunk_ingest
-from memories.models import Conflict, ConflictStatus, Memory, Relation
+from memories.models import Conflict, ConflictStatus, Memory, Relation, Rule, RuleStatus
 from memories.recall import recall as search
 from memories.services.lifecycle import memory_forget
 from memories.services.remember import RememberInput, memory_remember
@@ -67,6 +67,7 @@ class World:
             self.ids["memory"],
             self.ids["other"],
             self.ids["conflict"],
+            self.ids["rule"],
             MARKER,
         ]
         return [secret for secret in secrets if secret in text and secret not in sent]
@@ -153,8 +154,17 @@ def build_world() -> World:
         confidence=0.8,
         rationale=f"They disagree about {MARKER}.",
     )
+    # An approved rule of the team, as an admin's approval leaves it.
+    rule = Rule.objects.create(
+        scope=team,
+        memory=Memory.objects.get(public_id=memory),
+        status=RuleStatus.APPROVED,
+        text=f"Say {MARKER} at the vault door.",
+        position=1,
+    )
     ids = {
         "chunk": chunk.public_id,
+        "rule": rule.public_id,
         "conflict": conflict.public_id,
         "team": team.public_id,
         "memory": memory,

@@ -1,0 +1,73 @@
+"""mark_used: what an agent reports about the memories it was handed.
+
+A used memory counts once per conversation (the `MemoryUse` pair is unique) and raises its usage
+counters (`MemoryUsage`, which recall's boost reads); a memory found wrong loses its counters, so
+its boost is gone until it is used again. Callers obtain the memories through
+`memories.selectors` (readable for a use, writable for a finding of wrong, as a challenge
+needs) and open the challenge themselves; this service trusts what it receives.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.db import connection, transaction
+from django.utils import timezone
+
+from memories.models import Memory, MemoryUsage, MemoryUse
+from memories.rules.candidates import rules_propose
+from zeromemory.core.actor import Actor
+
+MAX_IDS = 100
+
+_COUNT_USES = """
+INSERT INTO memories_memoryusage (memory_id, uses, last_used_at)
+SELECT unnest(%s::bigint[]), 1, %s
+ON CONFLICT (memory_id) DO UPDATE
+SET uses = memories_memoryusage.uses + 1, last_used_at = EXCLUDED.last_used_at
+"""
+
+
+def conversation_key(conversation_id: str | None) -> str:
+    """The conversation a use counts in: the caller's id as sent, "" for none (all such uses of a
+    memory count as one)."""
+    return (conversation_id or "").strip()
+
+
+@dataclass
+class UseReport:
+    counted: list[Memory] = field(default_factory=list)  # first use in this conversation
+    repeated: list[Memory] = field(default_factory=list)  # already counted in it
+    wrong: list[Memory] = field(default_factory=list)
+
+
+def memories_mark_used(
+    *, actor: Actor, used: list[Memory], wrong: list[Memory], conversation_id: str | None
+) -> UseReport:
+    conversation = conversation_key(conversation_id)
+    report = UseReport(wrong=list({m.pk: m for m in wrong}.values()))
+    wrong_ids = {m.pk for m in report.wrong}
+    now = timezone.now()
+    with transaction.atomic():
+        for memory in {m.pk: m for m in used if m.pk not in wrong_ids}.values():
+            _, created = MemoryUse.objects.get_or_create(
+                memory=memory,
+                conversation=conversation,
+                defaults={"used_by": actor.user, "used_by_token": actor.token, "created_at": now},
+            )
+            (report.counted if created else report.repeated).append(memory)
+        if report.counted:
+            with connection.cursor() as cursor:
+                cursor.execute(_COUNT_USES, [[m.pk for m in report.counted], now])
+        for memory in report.wrong:
+            MemoryUse.objects.update_or_create(
+                memory=memory,
+                conversation=conversation,
+                defaults={"wrong": True, "used_by": actor.user, "used_by_token": actor.token},
+            )
+            MemoryUsage.objects.update_or_create(
+                memory=memory,
+                defaults={"uses": 0, "last_used_at": None, "found_wrong_at": now},
+            )
+        rules_propose(memories=report.counted)
+    return report
