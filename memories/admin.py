@@ -25,9 +25,9 @@ from memories.models import (
     MemoryKind,
     MemoryVersion,
     Provenance,
-    PurgeRecord,
     TranslationStatus,
 )
+from memories.portability import admin as portability_admin  # noqa: F401 - the purge audit
 from memories.portability.erasure import memory_purge
 from memories.rules import admin as rules_admin  # noqa: F401 - registers the rules
 from memories.services.lifecycle import memory_edit
@@ -282,20 +282,3 @@ class MemoryAdmin(admin.ModelAdmin):
                 % {"n": skipped},
                 messages.WARNING,
             )
-
-
-@admin.register(PurgeRecord)
-class PurgeRecordAdmin(admin.ModelAdmin):
-    """The purge audit: who purged which memory, when and why (never what it said)."""
-
-    list_display = ["memory_public_id", "scope_public_id", "purged_by", "purged_at", "reason"]
-    search_fields = ["memory_public_id", "scope_public_id", "reason"]
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False

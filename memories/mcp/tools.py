@@ -224,6 +224,9 @@ async def list_scopes(ctx: Context) -> Annotated[CallToolResult, ScopesOut]:
 
 
 READ = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+REPEATABLE_WRITE = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
 
 TOOLS: list[tuple[Callable[..., Any], str, ToolAnnotations]] = [
     (
@@ -246,27 +249,9 @@ TOOLS: list[tuple[Callable[..., Any], str, ToolAnnotations]] = [
             read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
         ),
     ),
-    (
-        restore,
-        "Restore",
-        ToolAnnotations(
-            read_only_hint=False,
-            destructive_hint=False,
-            idempotent_hint=True,
-            open_world_hint=False,
-        ),
-    ),
+    (restore, "Restore", REPEATABLE_WRITE),
     (list_scopes, "List scopes", READ),
-    (
-        ingest,
-        "Ingest",
-        ToolAnnotations(
-            read_only_hint=False,
-            destructive_hint=False,
-            idempotent_hint=True,
-            open_world_hint=False,
-        ),
-    ),
+    (ingest, "Ingest", REPEATABLE_WRITE),
     *HYGIENE_TOOLS,
     *HISTORY_TOOLS,
     *PORTABILITY_TOOLS,

@@ -91,7 +91,6 @@ class ForgottenIn(_Strict):
 
 
 class PeriodIn(_Strict):
-    # `from` is a Python keyword: the archive's name for `start`.
     start: datetime = Field(alias="from")
     until: datetime | None = None
     started: str = Field(pattern="^(created|restored)$")

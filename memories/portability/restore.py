@@ -29,7 +29,6 @@ from memories.models import (
     Provenance,
     Relation,
     Resolution,
-    ValidityPeriod,
 )
 from memories.portability.archive import (
     Archive,
@@ -38,6 +37,7 @@ from memories.portability.archive import (
     MemoryIn,
     check_references,
 )
+from memories.portability.periods import write_validity
 from memories.records import content_hash, window_rows
 from scopes.models import Scope
 
@@ -186,43 +186,6 @@ def _write_links(scope: Scope, fresh: list[MemoryIn], created: dict[str, Memory]
     MemoryVersion.objects.bulk_create(versions, batch_size=1000)
 
 
-def _write_validity(fresh: list[MemoryIn], created: dict[str, Memory]) -> None:
-    """The periods each imported memory was valid, as exported (an archive from before validity
-    was kept: one period from its creation to its forgetting or supersession, if any)."""
-    periods = []
-    bounded = []
-    for item in fresh:
-        row = created[item.id]
-        if not getattr(row, "imported", False):
-            continue
-        spans = [(p.start, p.until, p.started, p.ended, p.replaced_by) for p in item.validity]
-        if not item.validity and item.state != "valid":
-            ended = "forgotten" if item.forgotten is not None else "superseded"
-            until = item.forgotten.at if item.forgotten is not None else item.superseded_at
-            spans = [(item.created, until or item.updated, "created", ended, item.superseded_by)]
-        elif not item.validity:
-            spans = [(item.created, None, "created", "", None)]
-        for start, until, started, ended, replaced_by in spans:
-            replacing = created.get(replaced_by) if replaced_by else None
-            periods.append(
-                ValidityPeriod(
-                    memory=row,
-                    valid_from=start,
-                    valid_until=until,
-                    started=started,
-                    ended=ended,
-                    replaced_by=replacing,
-                )
-            )
-        row.valid_from, row.valid_until = spans[0][0], spans[-1][1]
-        row.validity_gaps = len(spans) > 1
-        bounded.append(row)
-    ValidityPeriod.objects.bulk_create(periods, batch_size=1000)
-    Memory.objects.bulk_update(
-        bounded, ["valid_from", "valid_until", "validity_gaps"], batch_size=1000
-    )
-
-
 def _write_conflicts(scope: Scope, conflicts: list[ConflictIn], created: dict[str, Memory]) -> int:
     written = 0
     taken = set(
@@ -292,7 +255,7 @@ def archive_import(*, scope: Scope, archive: Archive) -> ImportResult:
                 return ImportResult(imported=0, absorbed=0, skipped=len(done), conflicts=0)
             created, absorbed = _write_memories(scope, fresh)
             _write_links(scope, fresh, created)
-            _write_validity(fresh, created)
+            write_validity(fresh, created)
             conflicts = _write_conflicts(scope, archive.conflicts, created)
             ImportedMemory.objects.bulk_create(
                 (
