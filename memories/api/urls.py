@@ -3,7 +3,7 @@
 from django.urls import path
 
 import zeromemory.core.converters  # noqa: F401 - registers the id and username converters
-from memories.api import conflicts, ingest, memories, read
+from memories.api import conflicts, ingest, insights, memories, read
 
 urlpatterns = [
     path("memories", memories.MemoryListView.as_view(), name="api-memories"),
@@ -35,4 +35,6 @@ urlpatterns = [
     path("ingest", ingest.IngestView.as_view(), name="api-ingest"),
     path("ingest/<id:chunk_id>", ingest.ChunkDetailView.as_view(), name="api-chunk"),
     path("import", ingest.ImportView.as_view(), name="api-import"),
+    path("insights", insights.InsightsView.as_view(), name="api-insights"),
+    path("insights/session", insights.SessionReceiptView.as_view(), name="api-insights-session"),
 ]

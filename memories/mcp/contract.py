@@ -20,7 +20,9 @@ zero-memory is long-term memory shared across your sessions and your team. Call 
 start of a session and build_context before a task; recall to look something up; remember what \
 future sessions should know; forget what turned out wrong. Write memory content and queries in \
 English even when the conversation is in another language, keeping code, identifiers, paths and \
-quoted terms verbatim. Queries run exactly as sent: the server never translates them."""
+quoted terms verbatim. Queries run exactly as sent: the server never translates them. Pass the \
+same conversation_id (your session's id) on every call of a session: session_receipt then tells \
+what the session got from memory and gave to it."""
 
 REMEMBER = """\
 Store one durable piece of knowledge so later sessions (yours or a teammate's agent) can find it: \
@@ -173,6 +175,15 @@ decide. Prefer this to forget when you are not sure, or when the memory is not y
 Returns the queue item's id and whether it is new: a memory already challenged keeps its open \
 item, and your reason is added to it. Only the scope's admins read the item itself."""
 
+SESSION_RECEIPT = """\
+One line on what this session got from memory and gave to it: memories recalled and written, \
+tokens of memory delivered, conflicts its memories raised. Counts the calls that carried the same \
+conversation_id, the watcher's captured chunks included.
+
+- conversation_id: the session's id; omit it to use the one this call carries.
+
+Returns the figures and the line to show."""
+
 DESCRIPTIONS = {
     "remember": REMEMBER,
     "recall": RECALL,
@@ -185,6 +196,7 @@ DESCRIPTIONS = {
     "list_conflicts": LIST_CONFLICTS,
     "resolve_conflict": RESOLVE_CONFLICT,
     "challenge": CHALLENGE,
+    "session_receipt": SESSION_RECEIPT,
 }
 
 

@@ -21,6 +21,7 @@ from memories.capture.ingest import IngestInput, chunk_ingest
 from memories.capture.schemas import IngestOut
 from memories.mcp import contract
 from memories.mcp.hygiene_tools import HYGIENE_TOOLS
+from memories.mcp.insights_tools import INSIGHTS_TOOLS
 from memories.mcp.server import ZeroMemoryServer, memory_to_change, run_tool
 from memories.models import SourceKind, TranslationStatus
 from memories.recall import budget, context, inputs
@@ -261,6 +262,7 @@ TOOLS: list[tuple[Callable[..., Any], str, ToolAnnotations]] = [
         ),
     ),
     *HYGIENE_TOOLS,
+    *INSIGHTS_TOOLS,
 ]
 
 

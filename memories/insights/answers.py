@@ -1,0 +1,362 @@
+"""The insights answers, read from the daily rows (never from the activity log as a whole) and
+from the queues' own indexes: a scope's figures over 7, 30 or 90 days, and a session's receipt.
+
+Who sees what goes through the access module: a scope's figures to whoever may read the scope
+(a token restricted to scopes only for its scopes); the queries that found nothing, to the
+scope's admins all of them, to other members only their own.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import UTC, date, timedelta
+
+from django.db.models import Count, Min, Q, Sum
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from memories import spend
+from memories.insights.schemas import (
+    CaptureYieldOut,
+    DayOut,
+    EmptyQueryOut,
+    HealthOut,
+    InsightsOut,
+    MemoryLineOut,
+    PathCostOut,
+    QualityOut,
+    QueueOut,
+    ReceiptOut,
+    SpendDayOut,
+    ValueOut,
+    WrittenOut,
+)
+from memories.models import (
+    ActivityLog,
+    Chunk,
+    ChunkStatus,
+    Conflict,
+    ConflictStatus,
+    DailyFigures,
+    DailyRecalled,
+    DailyVisitor,
+    EmptyRead,
+    LlmPath,
+    LlmSpend,
+    Memory,
+    Provenance,
+    TranslationStatus,
+)
+from scopes import access
+from scopes.models import Role, Scope
+from zeromemory.core.actor import Actor
+from zeromemory.core.errors import ValidationFailed
+
+PERIODS = (7, 30, 90)
+NEVER_RECALLED_DAYS = 90
+LIST_LENGTH = 10
+_SUMMED = (
+    "recalls",
+    "contexts",
+    "briefings",
+    "empty_reads",
+    "memories_served",
+    "tokens_served",
+    "written_human",
+    "written_agent",
+    "written_capture",
+    "chunks",
+    "chunks_kept",
+)
+
+
+def validate_days(days: object) -> int:
+    if isinstance(days, str) and days.isdigit():
+        days = int(days)
+    if isinstance(days, bool) or days not in PERIODS:
+        raise ValidationFailed("days", _("days must be 7, 30 or 90."))
+    return days  # type: ignore[return-value]
+
+
+def _today() -> date:
+    return timezone.now().astimezone(UTC).date()
+
+
+def scope_insights(*, actor: Actor, scope_id: str, days: object = 30) -> InsightsOut:
+    """A scope's figures over the last `days` UTC days, today included."""
+    days = validate_days(days)
+    scope = access.readable_scope(actor, scope_id)
+    until = _today()
+    since = until - timedelta(days=days - 1)
+    rows = DailyFigures.objects.filter(scope=scope, day__gte=since, day__lte=until)
+    totals = rows.aggregate(**{name: Sum(name) for name in _SUMMED})
+    totals = {name: value or 0 for name, value in totals.items()}
+    return InsightsOut(
+        scope=scope.public_id,
+        scope_name=scope.name,
+        days=days,
+        since=since,
+        until=until,
+        value=_value(scope, since, totals),
+        daily=_daily(rows, since, days),
+        quality=_quality(actor, scope, since, totals),
+        health=_health(scope, rows),
+        cost=_cost(scope, since, days),
+    )
+
+
+def _value(scope: Scope, since: date, totals: dict[str, int]) -> ValueOut:
+    visitors = dict(
+        DailyVisitor.objects.filter(scope=scope, day__gte=since)
+        .values_list("kind")
+        .annotate(n=Count("key", distinct=True))
+        .values_list("kind", "n")
+    )
+    return ValueOut(
+        recalls=totals["recalls"],
+        contexts=totals["contexts"],
+        briefings=totals["briefings"],
+        memories_served=totals["memories_served"],
+        tokens_served=totals["tokens_served"],
+        sessions=visitors.get(DailyVisitor.SESSION, 0),
+        clients=visitors.get(DailyVisitor.CLIENT, 0),
+        written=WrittenOut(
+            human=totals["written_human"],
+            agent=totals["written_agent"],
+            capture=totals["written_capture"],
+        ),
+    )
+
+
+def _daily(rows, since: date, days: int) -> list[DayOut]:
+    by_day = {row.day: row for row in rows}
+    out = []
+    for offset in range(days):
+        day = since + timedelta(days=offset)
+        row = by_day.get(day) or DailyFigures(day=day)
+        out.append(
+            DayOut(
+                day=day,
+                recalls=row.recalls,
+                contexts=row.contexts,
+                briefings=row.briefings,
+                empty_reads=row.empty_reads,
+                memories_served=row.memories_served,
+                tokens_served=row.tokens_served,
+                written=row.written_human + row.written_agent + row.written_capture,
+            )
+        )
+    return out
+
+
+def _line(memory: Memory, times: int = 0) -> MemoryLineOut:
+    return MemoryLineOut(
+        id=memory.public_id, kind=memory.kind_id, content=memory.content, times=times
+    )
+
+
+def _quality(actor: Actor, scope: Scope, since: date, totals: dict[str, int]) -> QualityOut:
+    role = access.role_in(actor, scope)
+    is_admin = role is not None and role >= Role.ADMIN
+    empty = EmptyRead.objects.filter(scope=scope, created_at__date__gte=since)
+    if not is_admin:
+        empty = empty.filter(user=actor.user)
+    empty_rows = empty.select_related("user").order_by("-created_at")[:LIST_LENGTH]
+
+    recalled = (
+        DailyRecalled.objects.filter(scope=scope, day__gte=since)
+        .values("memory_id")
+        .annotate(times=Sum("times"))
+        .order_by("-times", "memory_id")[:LIST_LENGTH]
+    )
+    times = {row["memory_id"]: row["times"] for row in recalled}
+    top = Memory.objects.filter(pk__in=list(times), valid=True)
+    most = sorted((_line(m, times[m.pk]) for m in top), key=lambda line: -line.times)
+
+    cutoff = timezone.now() - timedelta(days=NEVER_RECALLED_DAYS)
+    recent = DailyRecalled.objects.filter(
+        scope=scope, day__gte=_today() - timedelta(days=NEVER_RECALLED_DAYS - 1)
+    ).values("memory_id")
+    never = Memory.objects.filter(scope=scope, valid=True, created_at__lt=cutoff).exclude(
+        pk__in=recent
+    )
+
+    open_items = Conflict.objects.filter(scope=scope, status=ConflictStatus.OPEN)
+    disputed_ids = set()
+    for a, b in open_items.values_list("memory_a_id", "memory_b_id"):
+        disputed_ids.update(pk for pk in (a, b) if pk is not None)
+    disputed = Memory.objects.filter(pk__in=disputed_ids, valid=True)
+
+    reads = totals["recalls"] + totals["contexts"]
+    return QualityOut(
+        reads=reads,
+        empty_reads=totals["empty_reads"],
+        empty_rate=round(totals["empty_reads"] / reads, 4) if reads else 0.0,
+        empty_queries=[
+            EmptyQueryOut(
+                query=row.query,
+                operation=row.operation,
+                at=row.created_at,
+                by=row.user.get_username(),
+                not_english=bool(row.query_lang),
+                lang=row.query_lang,
+            )
+            for row in empty_rows
+        ],
+        empty_queries_of_others_hidden=not is_admin,
+        most_recalled=most,
+        never_recalled=never.count(),
+        never_recalled_sample=[_line(m) for m in never.order_by("created_at")[:LIST_LENGTH]],
+        disputed=disputed.count(),
+        disputed_sample=[_line(m) for m in disputed.order_by("-id")[:LIST_LENGTH]],
+    )
+
+
+def _queue(rows, *, pending: tuple[str, ...], failed: str) -> QueueOut:
+    counts = Counter(
+        dict(rows.values_list("status").annotate(n=Count("id")).values_list("status", "n"))
+    )
+    return QueueOut(pending=sum(counts[s] for s in pending), failed=counts[failed])
+
+
+def _health(scope: Scope, rows) -> HealthOut:
+    review = Conflict.objects.filter(scope=scope, status=ConflictStatus.OPEN).aggregate(
+        n=Count("id"), oldest=Min("created_at")
+    )
+    oldest = review["oldest"]
+    translations = Memory.objects.filter(scope=scope).exclude(
+        translation_status__in=[TranslationStatus.DONE, TranslationStatus.SKIPPED]
+    )
+    translation_counts = Counter(
+        dict(
+            translations.values_list("translation_status")
+            .annotate(n=Count("id"))
+            .values_list("translation_status", "n")
+        )
+    )
+    chunks = Chunk.objects.filter(
+        scope=scope,
+        status__in=[
+            ChunkStatus.PENDING,
+            ChunkStatus.WAITING_FOR_KEY,
+            ChunkStatus.DEFERRED,
+            ChunkStatus.FAILED,
+        ],
+    )
+    judgements = Conflict.objects.filter(
+        scope=scope,
+        status__in=[ConflictStatus.PENDING, ConflictStatus.WAITING_FOR_KEY, ConflictStatus.FAILED],
+    )
+    dropped: Counter[str] = Counter()
+    for row in rows.exclude(chunks_dropped={}).values_list("chunks_dropped", flat=True):
+        dropped.update({reason: int(n) for reason, n in row.items()})
+    totals = rows.aggregate(chunks=Sum("chunks"), kept=Sum("chunks_kept"))
+    return HealthOut(
+        review_open=review["n"],
+        review_oldest_days=(
+            round((timezone.now() - oldest).total_seconds() / 86400, 1) if oldest else None
+        ),
+        translations=QueueOut(
+            pending=translation_counts[TranslationStatus.PENDING],
+            failed=translation_counts[TranslationStatus.FAILED],
+        ),
+        extractions=_queue(
+            chunks,
+            pending=(ChunkStatus.PENDING, ChunkStatus.WAITING_FOR_KEY, ChunkStatus.DEFERRED),
+            failed=ChunkStatus.FAILED,
+        ),
+        judgements=_queue(
+            judgements,
+            pending=(ConflictStatus.PENDING, ConflictStatus.WAITING_FOR_KEY),
+            failed=ConflictStatus.FAILED,
+        ),
+        capture=CaptureYieldOut(
+            chunks=totals["chunks"] or 0, kept=totals["kept"] or 0, dropped=dict(dropped)
+        ),
+    )
+
+
+def _cost(scope: Scope, since: date, days: int) -> list[PathCostOut]:
+    spent: dict[str, dict[date, LlmSpend]] = {path: {} for path in LlmPath.values}
+    for row in LlmSpend.objects.filter(scope=scope, day__gte=since):
+        spent[row.path][row.day] = row
+    out = []
+    for path in LlmPath.values:
+        series = [
+            SpendDayOut(
+                day=day,
+                tokens=spent[path][day].tokens if day in spent[path] else 0,
+                calls=spent[path][day].calls if day in spent[path] else 0,
+            )
+            for day in (since + timedelta(days=offset) for offset in range(days))
+        ]
+        out.append(
+            PathCostOut(
+                path=path,
+                budget_per_day=spend.budget_of(path),
+                budget_per="user" if path == LlmPath.EXTRACTION else "scope",
+                tokens=sum(day.tokens for day in series),
+                calls=sum(day.calls for day in series),
+                days=series,
+            )
+        )
+    return out
+
+
+def session_receipt(*, actor: Actor, conversation_id: str) -> ReceiptOut:
+    """One conversation of the actor's user: what it got and gave, in the scopes it may read."""
+    conversation_id = (conversation_id or "").strip()
+    if not conversation_id or len(conversation_id) > 200:
+        raise ValidationFailed(
+            "conversation_id", _("conversation_id is required (at most 200 characters).")
+        )
+    readable = access.readable_scopes(actor)
+    readable_ids = list(readable.values_list("public_id", flat=True))
+    # As in the activity list: rows over scopes the actor can no longer read are left out, and
+    # a token restricted to scopes sees rows over "every scope" only when it wrote them.
+    calls = ActivityLog.objects.filter(
+        user=actor.user, conversation_id=conversation_id, scopes__contained_by=readable_ids
+    )
+    if actor.scope_restricted:
+        calls = calls.filter(Q(token=actor.token) | ~Q(scopes=[]))
+    handed_out: set[str] = set()
+    tokens = 0
+    count = 0
+    for operation, results, row_tokens in calls.values_list("operation", "results", "tokens"):
+        count += 1
+        tokens += row_tokens
+        if operation != "remember":
+            handed_out.update(
+                item["id"] for item in results if isinstance(item, dict) and "id" in item
+            )
+    recalled = Memory.objects.filter(public_id__in=handed_out, scope__in=readable).count()
+    written_ids = set(
+        Provenance.objects.filter(
+            created_by=actor.user, conversation_id=conversation_id, memory__scope__in=readable
+        ).values_list("memory_id", flat=True)
+    )
+    conflicts = (
+        Conflict.objects.filter(
+            Q(memory_a_id__in=written_ids) | Q(memory_b_id__in=written_ids)
+        ).count()
+        if written_ids
+        else 0
+    )
+    line = _(
+        "This session: %(recalled)s memories recalled, %(written)s written, "
+        "%(tokens)s tokens delivered, %(conflicts)s conflicts raised."
+    ) % {
+        "recalled": recalled,
+        "written": len(written_ids),
+        "tokens": f"{tokens:,}",
+        "conflicts": conflicts,
+    }
+    return ReceiptOut(
+        conversation_id=conversation_id,
+        calls=count,
+        memories_recalled=recalled,
+        memories_written=len(written_ids),
+        tokens_delivered=tokens,
+        conflicts_raised=conflicts,
+        line=line,
+    )
