@@ -50,7 +50,7 @@ from memories.models import (
 from scopes import access
 from scopes.models import Role, Scope
 from zeromemory.core.actor import Actor
-from zeromemory.core.errors import ValidationFailed
+from zeromemory.core.errors import NotFound, ValidationFailed
 
 PERIODS = (7, 30, 90)
 NEVER_RECALLED_DAYS = 90
@@ -85,7 +85,10 @@ def _today() -> date:
 def scope_insights(*, actor: Actor, scope_id: str, days: object = 30) -> InsightsOut:
     """A scope's figures over the last `days` UTC days, today included."""
     days = validate_days(days)
-    scope = access.readable_scope(actor, scope_id)
+    try:
+        scope = access.readable_scope(actor, scope_id)
+    except NotFound as exc:
+        raise exc.naming("scope") from None
     until = _today()
     since = until - timedelta(days=days - 1)
     rows = DailyFigures.objects.filter(scope=scope, day__gte=since, day__lte=until)
@@ -360,3 +363,37 @@ def session_receipt(*, actor: Actor, conversation_id: str) -> ReceiptOut:
         conflicts_raised=conflicts,
         line=line,
     )
+
+
+def insights_overview(*, actor: Actor, days: int = 7) -> list[dict[str, object]]:
+    """Each readable scope's headline figures of the last `days` days, in one query: the home
+    page's first section."""
+    since = _today() - timedelta(days=days - 1)
+    scopes = list(access.readable_scopes(actor).order_by("name"))
+    figures = {
+        row["scope_id"]: row
+        for row in DailyFigures.objects.filter(scope__in=scopes, day__gte=since)
+        .values("scope_id")
+        .annotate(
+            recalls=Sum("recalls"),
+            contexts=Sum("contexts"),
+            briefings=Sum("briefings"),
+            empty_reads=Sum("empty_reads"),
+            memories_served=Sum("memories_served"),
+            tokens_served=Sum("tokens_served"),
+        )
+    }
+    out = []
+    for scope in scopes:
+        row = figures.get(scope.pk, {})
+        reads = (row.get("recalls") or 0) + (row.get("contexts") or 0)
+        out.append(
+            {
+                "scope": scope,
+                "reads": reads + (row.get("briefings") or 0),
+                "memories_served": row.get("memories_served") or 0,
+                "tokens_served": row.get("tokens_served") or 0,
+                "empty_rate": (row.get("empty_reads") or 0) / reads if reads else 0.0,
+            }
+        )
+    return out
