@@ -97,6 +97,7 @@ def scope_insights(*, actor: Actor, scope_id: str, days: object = 30) -> Insight
     return InsightsOut(
         scope=scope.public_id,
         scope_name=scope.name,
+        personal=scope.is_personal,
         days=days,
         since=since,
         until=until,

@@ -102,6 +102,7 @@ class PathCostOut(BaseModel):
 class InsightsOut(BaseModel):
     scope: str
     scope_name: str
+    personal: bool  # the owner's personal scope (the dashboard names it in the reader's language)
     days: int
     since: date
     until: date
