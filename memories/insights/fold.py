@@ -47,12 +47,15 @@ WITH reads AS (
     SELECT r.id, ms.scope_id
     FROM reads r JOIN scopes_membership ms ON ms.user_id = r.user_id
     WHERE jsonb_array_length(r.scopes) = 0 AND jsonb_array_length(r.results) = 0
+), got AS (
+    SELECT activity_id, scope_id, count(*) AS got FROM served GROUP BY activity_id, scope_id
+), total AS (
+    SELECT activity_id, count(*) AS total FROM served GROUP BY activity_id
 ), shares AS (
-    SELECT t.activity_id, t.scope_id,
-           (SELECT count(*) FROM served v
-            WHERE v.activity_id = t.activity_id AND v.scope_id = t.scope_id) AS got,
-           (SELECT count(*) FROM served v WHERE v.activity_id = t.activity_id) AS total
+    SELECT t.activity_id, t.scope_id, coalesce(g.got, 0) AS got, coalesce(n.total, 0) AS total
     FROM touched t
+    LEFT JOIN got g ON g.activity_id = t.activity_id AND g.scope_id = t.scope_id
+    LEFT JOIN total n ON n.activity_id = t.activity_id
 )
 """
 
