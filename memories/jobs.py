@@ -14,7 +14,10 @@ before the call, the call and the apply step. The engine does the rest, the same
    long as the server's retry-after), or fails the row at once when another attempt cannot help
    or it was the last one; the admin's retry brings a failed row back with fresh attempts;
 5. the sweeper (a django-q2 schedule) claims what is due, including rows whose worker died
-   mid-task (their lease ran out), and queues them.
+   mid-task (their lease ran out), and queues them; by id, or in an order the job gives (the
+   judge's is fair across owners and scopes);
+6. a job may work several claimed rows with one call (`run_many`): each row is claimed, checked
+   and applied on its own, and a call's result may fail one row and not the others.
 
 Every run's outcome is counted in `zm_job_outcomes_total`, by job.
 """

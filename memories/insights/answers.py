@@ -9,7 +9,7 @@ scope's admins all of them, to other members only their own.
 from __future__ import annotations
 
 from collections import Counter
-from datetime import UTC, date, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 
 from django.db.models import Count, Min, Q, Sum
 from django.utils import timezone
@@ -162,7 +162,8 @@ def _line(memory: Memory, times: int = 0) -> MemoryLineOut:
 def _quality(actor: Actor, scope: Scope, since: date, totals: dict[str, int]) -> QualityOut:
     role = access.role_in(actor, scope)
     is_admin = role is not None and role >= Role.ADMIN
-    empty = EmptyRead.objects.filter(scope=scope, created_at__date__gte=since)
+    start = datetime.combine(since, time.min, tzinfo=UTC)
+    empty = EmptyRead.objects.filter(scope=scope, created_at__gte=start)
     if not is_admin:
         empty = empty.filter(user=actor.user)
     empty_rows = empty.select_related("user").order_by("-created_at")[:LIST_LENGTH]

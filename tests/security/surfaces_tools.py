@@ -37,7 +37,5 @@ TOOL_ROWS = [
     _tool("list_conflicts", TOOL_ACCOUNT, {}, note="only scopes the caller administers"),
     _tool("resolve_conflict", TOOL_ADMIN, {"conflict_id": "{conflict}", "action": "keep_both"}),
     _tool("challenge", TOOL_WRITE, {"memory_id": "{memory}", "reason": "It was rotated."}),
-    _tool(
-        "session_receipt", TOOL_ACCOUNT, {"conversation_id": "conv-1"}, note="own sessions only"
-    ),
+    _tool("session_receipt", TOOL_ACCOUNT, {"conversation_id": "conv-1"}, note="own sessions only"),
 ]
