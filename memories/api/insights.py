@@ -6,7 +6,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.views import APIView
 
-from memories.insights import answers
+from memories.insights import answers, sessions
 from memories.insights.schemas import InsightsOut, ReceiptOut
 from zeromemory.core.actor import actor_for_request
 from zeromemory.core.rendering import render
@@ -48,7 +48,7 @@ class SessionReceiptView(APIView):
         query = self.Filters(data=request.query_params.dict())
         query.is_valid(raise_exception=True)
         return render(
-            answers.session_receipt(
+            sessions.session_receipt(
                 actor=actor_for_request(request),
                 conversation_id=query.validated_data["conversation_id"],
             )

@@ -1,5 +1,6 @@
 """The insights answers, read from the daily rows (never from the activity log as a whole) and
-from the queues' own indexes: a scope's figures over 7, 30 or 90 days, and a session's receipt.
+from the queues' own indexes: a scope's figures over 7, 30 or 90 days (health and cost in
+`memories.insights.queues`), and each readable scope's headline for the home page.
 
 Who sees what goes through the access module: a scope's figures to whoever may read the scope
 (a token restricted to scopes only for its scopes); the queries that found nothing, to the
@@ -8,44 +9,30 @@ scope's admins all of them, to other members only their own.
 
 from __future__ import annotations
 
-from collections import Counter
 from datetime import UTC, date, datetime, time, timedelta
 
-from django.db.models import Count, Min, Q, Sum
+from django.db.models import Count, Sum
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from memories import spend
+from memories.insights.queues import scope_cost, scope_health
 from memories.insights.schemas import (
-    CaptureYieldOut,
     DayOut,
     EmptyQueryOut,
-    HealthOut,
     InsightsOut,
     MemoryLineOut,
-    PathCostOut,
     QualityOut,
-    QueueOut,
-    ReceiptOut,
-    SpendDayOut,
     ValueOut,
     WrittenOut,
 )
 from memories.models import (
-    ActivityLog,
-    Chunk,
-    ChunkStatus,
     Conflict,
     ConflictStatus,
     DailyFigures,
     DailyRecalled,
     DailyVisitor,
     EmptyRead,
-    LlmPath,
-    LlmSpend,
     Memory,
-    Provenance,
-    TranslationStatus,
 )
 from scopes import access
 from scopes.models import Role, Scope
@@ -104,8 +91,8 @@ def scope_insights(*, actor: Actor, scope_id: str, days: object = 30) -> Insight
         value=_value(scope, since, totals),
         daily=_daily(rows, since, days),
         quality=_quality(actor, scope, since, totals),
-        health=_health(scope, rows),
-        cost=_cost(scope, since, days),
+        health=scope_health(scope=scope, rows=rows),
+        cost=scope_cost(scope=scope, since=since, days=days),
     )
 
 
@@ -214,156 +201,6 @@ def _quality(actor: Actor, scope: Scope, since: date, totals: dict[str, int]) ->
         never_recalled_sample=[_line(m) for m in never.order_by("created_at")[:LIST_LENGTH]],
         disputed=disputed.count(),
         disputed_sample=[_line(m) for m in disputed.order_by("-id")[:LIST_LENGTH]],
-    )
-
-
-def _queue(rows, *, pending: tuple[str, ...], failed: str) -> QueueOut:
-    counts = Counter(
-        dict(rows.values_list("status").annotate(n=Count("id")).values_list("status", "n"))
-    )
-    return QueueOut(pending=sum(counts[s] for s in pending), failed=counts[failed])
-
-
-def _health(scope: Scope, rows) -> HealthOut:
-    review = Conflict.objects.filter(scope=scope, status=ConflictStatus.OPEN).aggregate(
-        n=Count("id"), oldest=Min("created_at")
-    )
-    oldest = review["oldest"]
-    translations = Memory.objects.filter(scope=scope).exclude(
-        translation_status__in=[TranslationStatus.DONE, TranslationStatus.SKIPPED]
-    )
-    translation_counts = Counter(
-        dict(
-            translations.values_list("translation_status")
-            .annotate(n=Count("id"))
-            .values_list("translation_status", "n")
-        )
-    )
-    chunks = Chunk.objects.filter(
-        scope=scope,
-        status__in=[
-            ChunkStatus.PENDING,
-            ChunkStatus.WAITING_FOR_KEY,
-            ChunkStatus.DEFERRED,
-            ChunkStatus.FAILED,
-        ],
-    )
-    judgements = Conflict.objects.filter(
-        scope=scope,
-        status__in=[ConflictStatus.PENDING, ConflictStatus.WAITING_FOR_KEY, ConflictStatus.FAILED],
-    )
-    dropped: Counter[str] = Counter()
-    for row in rows.exclude(chunks_dropped={}).values_list("chunks_dropped", flat=True):
-        dropped.update({reason: int(n) for reason, n in row.items()})
-    totals = rows.aggregate(chunks=Sum("chunks"), kept=Sum("chunks_kept"))
-    return HealthOut(
-        review_open=review["n"],
-        review_oldest_days=(
-            round((timezone.now() - oldest).total_seconds() / 86400, 1) if oldest else None
-        ),
-        translations=QueueOut(
-            pending=translation_counts[TranslationStatus.PENDING],
-            failed=translation_counts[TranslationStatus.FAILED],
-        ),
-        extractions=_queue(
-            chunks,
-            pending=(ChunkStatus.PENDING, ChunkStatus.WAITING_FOR_KEY, ChunkStatus.DEFERRED),
-            failed=ChunkStatus.FAILED,
-        ),
-        judgements=_queue(
-            judgements,
-            pending=(ConflictStatus.PENDING, ConflictStatus.WAITING_FOR_KEY),
-            failed=ConflictStatus.FAILED,
-        ),
-        capture=CaptureYieldOut(
-            chunks=totals["chunks"] or 0, kept=totals["kept"] or 0, dropped=dict(dropped)
-        ),
-    )
-
-
-def _cost(scope: Scope, since: date, days: int) -> list[PathCostOut]:
-    spent: dict[str, dict[date, LlmSpend]] = {path: {} for path in LlmPath.values}
-    for row in LlmSpend.objects.filter(scope=scope, day__gte=since):
-        spent[row.path][row.day] = row
-    out = []
-    for path in LlmPath.values:
-        series = [
-            SpendDayOut(
-                day=day,
-                tokens=spent[path][day].tokens if day in spent[path] else 0,
-                calls=spent[path][day].calls if day in spent[path] else 0,
-            )
-            for day in (since + timedelta(days=offset) for offset in range(days))
-        ]
-        out.append(
-            PathCostOut(
-                path=path,
-                budget_per_day=spend.budget_of(path),
-                budget_per="user" if path == LlmPath.EXTRACTION else "scope",
-                tokens=sum(day.tokens for day in series),
-                calls=sum(day.calls for day in series),
-                days=series,
-            )
-        )
-    return out
-
-
-def session_receipt(*, actor: Actor, conversation_id: str) -> ReceiptOut:
-    """One conversation of the actor's user: what it got and gave, in the scopes it may read."""
-    conversation_id = (conversation_id or "").strip()
-    if not conversation_id or len(conversation_id) > 200:
-        raise ValidationFailed(
-            "conversation_id", _("conversation_id is required (at most 200 characters).")
-        )
-    readable = access.readable_scopes(actor)
-    readable_ids = list(readable.values_list("public_id", flat=True))
-    # As in the activity list: rows over scopes the actor can no longer read are left out, and
-    # a token restricted to scopes sees rows over "every scope" only when it wrote them.
-    calls = ActivityLog.objects.filter(
-        user=actor.user, conversation_id=conversation_id, scopes__contained_by=readable_ids
-    )
-    if actor.scope_restricted:
-        calls = calls.filter(Q(token=actor.token) | ~Q(scopes=[]))
-    handed_out: set[str] = set()
-    tokens = 0
-    count = 0
-    for operation, results, row_tokens in calls.values_list("operation", "results", "tokens"):
-        count += 1
-        tokens += row_tokens
-        if operation != "remember":
-            handed_out.update(
-                item["id"] for item in results if isinstance(item, dict) and "id" in item
-            )
-    recalled = Memory.objects.filter(public_id__in=handed_out, scope__in=readable).count()
-    written_ids = set(
-        Provenance.objects.filter(
-            created_by=actor.user, conversation_id=conversation_id, memory__scope__in=readable
-        ).values_list("memory_id", flat=True)
-    )
-    conflicts = (
-        Conflict.objects.filter(
-            Q(memory_a_id__in=written_ids) | Q(memory_b_id__in=written_ids)
-        ).count()
-        if written_ids
-        else 0
-    )
-    line = _(
-        "This session: %(recalled)s memories recalled, %(written)s written, "
-        "%(tokens)s tokens delivered, %(conflicts)s conflicts raised."
-    ) % {
-        "recalled": recalled,
-        "written": len(written_ids),
-        "tokens": f"{tokens:,}",
-        "conflicts": conflicts,
-    }
-    return ReceiptOut(
-        conversation_id=conversation_id,
-        calls=count,
-        memories_recalled=recalled,
-        memories_written=len(written_ids),
-        tokens_delivered=tokens,
-        conflicts_raised=conflicts,
-        line=line,
     )
 
 

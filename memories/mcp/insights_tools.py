@@ -10,7 +10,7 @@ from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from memories.insights import answers
+from memories.insights import sessions
 from memories.insights.schemas import ReceiptOut
 from memories.mcp.server import run_tool
 from zeromemory.core.actor import Actor
@@ -24,7 +24,7 @@ async def session_receipt(
     ] = None,
 ) -> Annotated[CallToolResult, ReceiptOut]:
     def work(actor: Actor) -> ReceiptOut:
-        return answers.session_receipt(
+        return sessions.session_receipt(
             actor=actor, conversation_id=conversation_id or actor.conversation_id
         )
 
