@@ -1,7 +1,7 @@
 """Hygiene figures: the decision rules on a labelled set, and the scan over 100,000 memories.
 
     .venv/bin/python bench/hygiene.py [--memories 100000] [--scopes 20] [--skip-labelled]
-        [--skip-scan] [--turns 5000]
+        [--skip-scan] [--skip-volume] [--turns 5000]
 
 1. A generated labelled set (bench/_hygiene_labelled.py: 300 pairs, 60 each of duplicates in
    other words, supersessions, contradictions, complementary and unrelated pairs, across kinds
@@ -264,21 +264,24 @@ def main() -> None:
     parser.add_argument("--scopes", type=int, default=20)
     parser.add_argument("--skip-labelled", action="store_true")
     parser.add_argument("--skip-scan", action="store_true", help="skip the 100,000-memory scan")
+    parser.add_argument("--skip-volume", action="store_true", help="skip the judge volume")
     parser.add_argument("--turns", type=int, default=5000, help="chat turns of the volume part")
     args = parser.parse_args()
     setup()
     random.seed(3)
-    if not args.skip_labelled:
+    if not (args.skip_labelled and args.skip_volume):
         from tests.fakes.anthropic_api import FakeAnthropicAPI
 
         os.environ["NO_PROXY"] = os.environ["no_proxy"] = "127.0.0.1,localhost"
 
         fake = FakeAnthropicAPI().start()
         try:
-            with throwaway_database("bench_hygiene"):
-                labelled(fake)
-            with throwaway_database("bench_hygiene_volume"):
-                judge_volume(fake, args.turns, 5)
+            if not args.skip_labelled:
+                with throwaway_database("bench_hygiene"):
+                    labelled(fake)
+            if not args.skip_volume:
+                with throwaway_database(f"bench_hygiene_volume_{args.turns}"):
+                    judge_volume(fake, args.turns, 5)
         finally:
             fake.stop()
     if not args.skip_scan:

@@ -63,7 +63,7 @@ HYGIENE_LEASE_SECONDS = env_int("ZM_HYGIENE_LEASE", HYGIENE_TIMEOUT_SECONDS + 60
 # the budget wait, queued, for the next day.
 HYGIENE_DAILY_TOKENS = env_int("ZM_HYGIENE_DAILY_TOKENS", 1_000_000)
 # Pairs of one scope judged in one call (one forced tool answer per pair).
-HYGIENE_PAIRS_PER_CALL = env_int("ZM_HYGIENE_PAIRS_PER_CALL", 10, minimum=1)
+HYGIENE_PAIRS_PER_CALL = env_int("ZM_HYGIENE_PAIRS_PER_CALL", 20, minimum=1)
 # Neighbours per subject, and the cosine similarity a neighbour needs to make a pair.
 HYGIENE_NEIGHBOURS = 3
 HYGIENE_MIN_SIMILARITY = 0.78
