@@ -64,7 +64,10 @@ def log_activity(
         user=actor.user,
         token=actor.token,
         client_name=(actor.client_name or "")[:120],
-        conversation_id=(actor.conversation_id or "")[:200],
+        # A conversation id is the caller's to choose: a secret pasted into it is not kept.
+        conversation_id=redact_secrets(actor.conversation_id)[0][:200]
+        if actor.conversation_id
+        else "",
         tokens=tokens,
         operation=operation,
         scopes=list(scopes),

@@ -11,6 +11,7 @@ from memories.models import ActivityLog, Conflict, Memory, Provenance
 from scopes import access
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import ValidationFailed
+from zeromemory.core.secrets import redact_secrets
 
 
 def session_receipt(*, actor: Actor, conversation_id: str) -> ReceiptOut:
@@ -20,6 +21,9 @@ def session_receipt(*, actor: Actor, conversation_id: str) -> ReceiptOut:
         raise ValidationFailed(
             "conversation_id", _("conversation_id is required (at most 200 characters).")
         )
+    # Activity rows keep a conversation id with any secret in it redacted: look that one up,
+    # and never show the secret back.
+    conversation_id = redact_secrets(conversation_id)[0]
     readable = access.readable_scopes(actor)
     readable_ids = list(readable.values_list("public_id", flat=True))
     # As in the activity list: rows over scopes the actor can no longer read are left out, and
