@@ -1,6 +1,7 @@
 """Hygiene figures: the decision rules on a labelled set, and the scan over 100,000 memories.
 
     .venv/bin/python bench/hygiene.py [--memories 100000] [--scopes 20] [--skip-labelled]
+        [--skip-scan] [--skip-volume] [--turns 5000]
 
 1. A generated labelled set (bench/_hygiene_labelled.py: 300 pairs, 60 each of duplicates in
    other words, supersessions, contradictions, complementary and unrelated pairs, across kinds
@@ -16,6 +17,11 @@
    minute, its time and its recall of the pairs whose cosine is at least 0.78; a rescan; then
    1,000 new memories scanned against the whole store through the HNSW index.
 
+3. Judge calls per 1,000 new memories on chat-like data (--turns chat turns in 5 scopes, and a
+   fifth as many near-identical short facts in one more scope, embedded for real): before (one
+   call per candidate pair) and after (pairs of the same text once normalized need no call;
+   up to ZM_HYGIENE_PAIRS_PER_CALL pairs of one scope share a call), counted at the fake API.
+
 Runs on throwaway databases of the embedded server; prints figures and never fails.
 """
 
@@ -30,6 +36,7 @@ from collections import Counter
 import numpy as np
 from _django import setup, throwaway_database
 from _hygiene_labelled import labelled_pairs
+from _hygiene_volume import judge_volume
 
 DIM = 384
 
@@ -88,7 +95,7 @@ def labelled(fake) -> None:
         claim = service.JUDGING.new_claim(conflict)
         conflict.save(update_fields=["status", "claim", "lease_until"])
         answer = {"relation": pair.verdict, "confidence": pair.confidence, "rationale": "scripted"}
-        fake.script(malformed_tool_input(answer))
+        fake.script(malformed_tool_input({"relations": [{"pair": 1, **answer}]}))
         service.conflict_judge(conflict_id=conflict.id, claim=claim)
         conflict.refresh_from_db()
         a.refresh_from_db()
@@ -256,22 +263,30 @@ def main() -> None:
     parser.add_argument("--memories", type=int, default=100_000)
     parser.add_argument("--scopes", type=int, default=20)
     parser.add_argument("--skip-labelled", action="store_true")
+    parser.add_argument("--skip-scan", action="store_true", help="skip the 100,000-memory scan")
+    parser.add_argument("--skip-volume", action="store_true", help="skip the judge volume")
+    parser.add_argument("--turns", type=int, default=5000, help="chat turns of the volume part")
     args = parser.parse_args()
     setup()
     random.seed(3)
-    if not args.skip_labelled:
+    if not (args.skip_labelled and args.skip_volume):
         from tests.fakes.anthropic_api import FakeAnthropicAPI
 
         os.environ["NO_PROXY"] = os.environ["no_proxy"] = "127.0.0.1,localhost"
 
         fake = FakeAnthropicAPI().start()
         try:
-            with throwaway_database("bench_hygiene"):
-                labelled(fake)
+            if not args.skip_labelled:
+                with throwaway_database("bench_hygiene"):
+                    labelled(fake)
+            if not args.skip_volume:
+                with throwaway_database(f"bench_hygiene_volume_{args.turns}"):
+                    judge_volume(fake, args.turns, 5)
         finally:
             fake.stop()
-    with throwaway_database("bench_hygiene_scan"):
-        scan_bench(args.memories, args.scopes)
+    if not args.skip_scan:
+        with throwaway_database("bench_hygiene_scan"):
+            scan_bench(args.memories, args.scopes)
 
 
 if __name__ == "__main__":

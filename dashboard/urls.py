@@ -3,7 +3,17 @@ from django.urls import path
 from django.views.i18n import set_language
 
 import zeromemory.core.converters  # noqa: F401 - registers the id and username converters
-from dashboard.views import account, activity, ingest, memories, review, rules, scopes, tokens
+from dashboard.views import (
+    account,
+    activity,
+    ingest,
+    insights,
+    memories,
+    review,
+    rules,
+    scopes,
+    tokens,
+)
 
 app_name = "dashboard"
 
@@ -31,6 +41,8 @@ urlpatterns = [
         name="member_remove",
     ),
     path("activity/", activity.activity, name="activity"),
+    path("insights/", insights.insights_list, name="insights_list"),
+    path("insights/<id:scope_id>/", insights.insights, name="insights"),
     path("ingest/", ingest.ingest_list, name="ingest"),
     path("ingest/<id:chunk_id>/retry/", ingest.ingest_retry, name="ingest_retry"),
     path("review/", review.review_list, name="review"),

@@ -14,7 +14,10 @@ before the call, the call and the apply step. The engine does the rest, the same
    long as the server's retry-after), or fails the row at once when another attempt cannot help
    or it was the last one; the admin's retry brings a failed row back with fresh attempts;
 5. the sweeper (a django-q2 schedule) claims what is due, including rows whose worker died
-   mid-task (their lease ran out), and queues them.
+   mid-task (their lease ran out), and queues them; by id, or in an order the job gives (the
+   judge's is fair across owners and scopes);
+6. a job may work several claimed rows with one call (`run_many`): each row is claimed, checked
+   and applied on its own, and a call's result may fail one row and not the others.
 
 Every run's outcome is counted in `zm_job_outcomes_total`, by job.
 """
@@ -72,6 +75,9 @@ class Job:
     waiting_error: str = ""  # else the note its error shows while it waits
     related: tuple[str, ...] = ()  # select_related of the claimed row
     batch: int = 100  # rows the sweeper claims at a time
+    # The ids of due rows in the order to claim them (statuses, now, limit), when first in,
+    # first out (by id) is not fair enough; None: by id.
+    order: Callable[[list[str], datetime, int], list[int]] | None = None
 
     def f(self, name: str) -> str:
         """The model's name of a queue field."""
@@ -124,27 +130,59 @@ class Job:
 
     def run(self, *, row_id: int, claim: str) -> str:
         """Work one queued row; returns what happened (for logs, tests and the metric)."""
-        outcome = self._run(row_id, claim)
-        observe_job(job=self.name, outcome=outcome)
+        [outcome] = self.run_many(claims=[(row_id, claim)], call_many=None)
         return outcome
 
-    def _run(self, row_id: int, claim: str) -> str:
-        row = self.claim(row_id, claim)
-        if row is None:
-            return "not-claimed"
-        if not settings.ANTHROPIC_API_KEY:
-            self.wait_for_key(row_id=row_id, claim=getattr(row, self.f("claim")))
-            return "no-key"
-        if (stopped := self.before(row)) is not None:
-            return stopped
+    def run_many(
+        self,
+        *,
+        claims: list[tuple[int, str]],
+        call_many: Callable[[list[Any]], list[Any]] | None,
+    ) -> list[str]:
+        """Work several queued rows with one call (`call_many`: the rows that need a call ->
+        one result, or an LLMCallFailed, per row, in order), or each with its own `call` when
+        `call_many` is None. Outcomes in the order of `claims`."""
+        outcomes: dict[int, str] = {}
+        working = []
+        for index, (row_id, claim) in enumerate(claims):
+            row = self.claim(row_id, claim)
+            if row is None:
+                outcomes[index] = "not-claimed"
+            elif not settings.ANTHROPIC_API_KEY:
+                self.wait_for_key(row_id=row_id, claim=getattr(row, self.f("claim")))
+                outcomes[index] = "no-key"
+            elif (stopped := self.before(row)) is not None:
+                outcomes[index] = stopped
+            else:
+                working.append((index, row))
+        if working:
+            rows = [row for _, row in working]
+            try:
+                results = call_many(rows) if call_many else [self._call_one(rows[0])]
+            except LLMCallFailed as failure:
+                results = [failure] * len(rows)
+            for (index, row), result in zip(working, results, strict=True):
+                if isinstance(result, LLMCallFailed):
+                    outcomes[index] = self._failed(row, result)
+                else:
+                    outcomes[index] = self.settle(row, result)
+        ordered = [outcomes[index] for index in range(len(claims))]
+        for outcome in ordered:
+            observe_job(job=self.name, outcome=outcome)
+        return ordered
+
+    def _call_one(self, row: Any) -> Any:
         try:
-            result = self.call(row)
+            return self.call(row)
         except LLMCallFailed as failure:
-            return self._failed(row, failure)
+            return failure
+
+    def settle(self, row: Any, result: Any) -> str:
+        """Apply a call's result in one transaction, on the row locked again, if still ours."""
         with transaction.atomic():
-            locked = self._locked(row_id)
+            locked = self._locked(row.pk)
             if not self._ours(locked, getattr(row, self.f("claim"))):
-                logger.info("dropping a stale %s of %s", self.name, row_id)
+                logger.info("dropping a stale %s of %s", self.name, row.pk)
                 return "stale"
             return self.apply(locked, result)
 
@@ -193,14 +231,19 @@ class Job:
         now = timezone.now()
         statuses = [*self.runnable, *([self.waiting_status] if self.waiting_status else [])]
         claimed = []
+        limit = limit or self.batch
         with transaction.atomic():
-            rows = (
-                self.model.objects.select_for_update(skip_locked=True)
-                .filter(**{f"{self.f('status')}__in": statuses})
-                .exclude(**{f"{self.f('next_at')}__gt": now})
-                .exclude(**{f"{self.f('lease_until')}__gt": now})
-                .order_by("id")[: limit or self.batch]
-            )
+            rows = self.model.objects.select_for_update(skip_locked=True)
+            if self.order is not None:
+                ids = self.order(statuses, now, limit)
+                rank = {row_id: index for index, row_id in enumerate(ids)}
+                # Still due once locked: a worker may have claimed one since the ranking read.
+                rows = sorted(
+                    self._due_rows(rows.filter(pk__in=ids), statuses, now),
+                    key=lambda row: rank[row.pk],
+                )
+            else:
+                rows = self._due_rows(rows, statuses, now).order_by("id")[:limit]
             for row in rows:
                 if getattr(row, self.f("status")) == self.waiting_status:
                     setattr(row, self.f("status"), PENDING)
@@ -209,6 +252,13 @@ class Job:
                     update_fields=[self.f(name) for name in ("status", "claim", "lease_until")]
                 )
         return claimed
+
+    def _due_rows(self, rows: Any, statuses: list[str], now: datetime) -> Any:
+        return (
+            rows.filter(**{f"{self.f('status')}__in": statuses})
+            .exclude(**{f"{self.f('next_at')}__gt": now})
+            .exclude(**{f"{self.f('lease_until')}__gt": now})
+        )
 
     def enqueue(self, *, row_id: int, claim: str) -> None:
         """Queue a claimed row (called from transaction.on_commit); without a key it waits."""

@@ -40,6 +40,7 @@ ALLOWED = (
     "memories/canonical/service.py",  # the background pass, by memory id
     "memories/capture/",  # ingest's ledger and extraction, as the chunk's user
     "memories/hygiene/",  # the scan over every scope, the judge by pair id, the review queue
+    "memories/insights/",  # the fold over every scope; answers of a scope the door gave
     "memories/management/commands/",  # operators' commands over every memory
     "memories/portability/",  # export and import of scopes from the door, erasure by id
 )

@@ -32,6 +32,9 @@ TRANSLATION_BACKOFF_SECONDS = env_int("ZM_TRANSLATION_BACKOFF", 30, minimum=1)
 TRANSLATION_LEASE_SECONDS = env_int(
     "ZM_TRANSLATION_LEASE", TRANSLATOR_TIMEOUT_SECONDS + 60, minimum=1
 )
+# Tokens (input + output) translation may spend per scope and UTC day; 0 means no limit. A
+# memory over the budget stays stored and readable, its translation deferred to the next day.
+TRANSLATION_DAILY_TOKENS = env_int("ZM_TRANSLATION_DAILY_TOKENS", 1_000_000)
 # A translated memory this close to another valid one in its scope is merged into it.
 CANONICAL_MERGE_SIMILARITY = 0.97
 
@@ -57,6 +60,11 @@ HYGIENE_MODEL = env_str("ZM_HYGIENE_MODEL", "claude-haiku-4-5")
 HYGIENE_TIMEOUT_SECONDS = env_int("ZM_HYGIENE_TIMEOUT", 60, minimum=1)
 HYGIENE_MAX_ATTEMPTS = env_int("ZM_HYGIENE_MAX_ATTEMPTS", 6, minimum=1)
 HYGIENE_LEASE_SECONDS = env_int("ZM_HYGIENE_LEASE", HYGIENE_TIMEOUT_SECONDS + 60, minimum=1)
+# Tokens (input + output) the judge may spend per scope and UTC day; 0 means no limit. Pairs over
+# the budget wait, queued, for the next day.
+HYGIENE_DAILY_TOKENS = env_int("ZM_HYGIENE_DAILY_TOKENS", 1_000_000)
+# Pairs of one scope judged in one call (one forced tool answer per pair).
+HYGIENE_PAIRS_PER_CALL = env_int("ZM_HYGIENE_PAIRS_PER_CALL", 20, minimum=1)
 # Neighbours per subject, and the cosine similarity a neighbour needs to make a pair.
 HYGIENE_NEIGHBOURS = 3
 HYGIENE_MIN_SIMILARITY = 0.78

@@ -18,10 +18,12 @@ from dashboard.common import (
     domain_errors,
     next_page_url,
     render_page,
+    wants_partial,
 )
 from dashboard.forms import ForgetForm, MemoryEditForm, MemoryFilterForm, RememberForm
 from dashboard.timeline import timeline_rows
 from memories import selectors
+from memories.insights.answers import insights_overview
 from memories.models import Memory, SourceKind
 from memories.recall.recall import Hit, recall
 from memories.services import lifecycle
@@ -108,6 +110,8 @@ def memory_list(request: HttpRequest) -> HttpResponse:
         "searching": searching,
         "next_url": next_page_url(request, "dashboard:home", next_cursor),
         "more": bool(form.is_bound and form.cleaned_data.get("cursor")),
+        # The home page opens with each scope's insights; a swap of the results does not.
+        "overview": None if wants_partial(request) else insights_overview(actor=actor),
     }
     # "Load more" swaps only its own button for the next rows; the filters swap the results.
     partial = (

@@ -53,6 +53,7 @@ def log_activity(
     outcome: str | None = None,
     error_code: str = "",
     recalled_ids: Iterable[int] = (),
+    tokens: int = 0,
 ) -> None:
     """Append one activity row; `recalled_ids` (memory pks) are counted as recalled later."""
     if outcome is None:
@@ -63,6 +64,11 @@ def log_activity(
         user=actor.user,
         token=actor.token,
         client_name=(actor.client_name or "")[:120],
+        # A conversation id is the caller's to choose: a secret pasted into it is not kept.
+        conversation_id=redact_secrets(actor.conversation_id)[0][:200]
+        if actor.conversation_id
+        else "",
+        tokens=tokens,
         operation=operation,
         scopes=list(scopes),
         query=query,

@@ -25,6 +25,7 @@ class Entry:
     scopes: Sequence[str] = ()
     results: Sequence[dict[str, Any]] = ()
     recalled_ids: Sequence[int] = ()
+    tokens: int = 0  # of memory content handed out
     outcome: str | None = None
     error_code: str = ""
 
@@ -71,6 +72,7 @@ def activity_logged(
         outcome=entry.outcome,
         error_code=entry.error_code,
         recalled_ids=entry.recalled_ids,
+        tokens=entry.tokens,
     )
 
 

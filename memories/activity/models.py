@@ -70,6 +70,10 @@ class ActivityLog(models.Model):
     # Memories this answer handed out whose recall_count has not been bumped yet. A scheduled
     # task adds them up in batches: bumping counts inline made every recall a write to ten
     # random memory rows (slow, and churn in their indexes), for a figure briefings read.
+    # The agent's conversation (session) the call belongs to, when the caller named one.
+    conversation_id = models.CharField(_("conversation"), max_length=200, blank=True, default="")
+    # Tokens of memory content the answer handed out.
+    tokens = models.PositiveIntegerField(_("tokens delivered"), default=0)
     pending_recalls = ArrayField(models.BigIntegerField(), default=list, blank=True)
     created_at = models.DateTimeField(_("created"), default=timezone.now, db_index=True)
 
@@ -81,6 +85,11 @@ class ActivityLog(models.Model):
             models.Index(fields=["user", "-public_id"], name="activity_user_recent"),
             models.Index(
                 fields=["id"], condition=~Q(pending_recalls=[]), name="activity_pending_recalls"
+            ),
+            models.Index(
+                fields=["user", "conversation_id"],
+                condition=~Q(conversation_id=""),
+                name="activity_conversation",
             ),
         ]
 

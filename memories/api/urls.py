@@ -3,7 +3,7 @@
 from django.urls import path
 
 import zeromemory.core.converters  # noqa: F401 - registers the id and username converters
-from memories.api import conflicts, ingest, memories, portability, read, rules
+from memories.api import conflicts, ingest, insights, memories, portability, read, rules
 
 urlpatterns = [
     path("memories", memories.MemoryListView.as_view(), name="api-memories"),
@@ -55,4 +55,6 @@ urlpatterns = [
         portability.ImportExportView.as_view(),
         name="api-scope-import-export",
     ),
+    path("insights", insights.InsightsView.as_view(), name="api-insights"),
+    path("insights/session", insights.SessionReceiptView.as_view(), name="api-insights-session"),
 ]

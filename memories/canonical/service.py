@@ -3,12 +3,14 @@
 The memory is stored and readable at once (status pending). Its translation is a job of the
 engine (`memories.jobs`: claim and lease, attempts, backoff, the sweeper), declared here:
 
-1. the call: one Messages API call outside any transaction, then the protected-span check;
-2. apply, in one transaction while the claim is still ours: content becomes the English, the
+1. before any call: a memory whose scope spent the day's translation budget
+   (ZM_TRANSLATION_DAILY_TOKENS) stays pending, due again the next UTC day;
+2. the call: one Messages API call outside any transaction, then the protected-span check;
+3. apply, in one transaction while the claim is still ours: content becomes the English, the
    original text and language stay, the embedding and windows are recomputed, status done;
    unless the content was edited in the meantime (revision changed), in which case the stale
    translation is dropped;
-3. dedup again: when the English is the same as a valid memory already in the scope, the
+4. dedup again: when the English is the same as a valid memory already in the scope, the
    translated memory is superseded by it and its provenance moves there, original text included.
 
 A failure leaves the memory pending until the next attempt, or failed after the last one. No
@@ -24,10 +26,11 @@ from django.conf import settings
 from django.utils import timezone
 from pgvector.django import CosineDistance
 
+from memories import spend
 from memories.canonical.translator import translate_to_english
 from memories.embeddings import Embedded, embed_contents
 from memories.jobs import Job
-from memories.models import Memory, TranslationStatus, ValidityEnd
+from memories.models import LlmPath, Memory, TranslationStatus, ValidityEnd
 from memories.records import content_hash, move_provenance, save_windows, validity_close
 
 logger = logging.getLogger(__name__)
@@ -40,8 +43,24 @@ class Translated:
     revision: int
 
 
+OVER_BUDGET = "The scope's daily translation token budget is spent; translation resumes tomorrow."
+
+
+def _before(memory: Memory) -> str | None:
+    if spend.over_budget(path=LlmPath.TRANSLATION, scope_id=memory.scope_id):
+        TRANSLATION.finish(
+            memory, translation_next_at=spend.next_utc_day(), translation_error=OVER_BUDGET
+        )
+        return "deferred"
+    return None
+
+
 def _translate(memory: Memory) -> Translated:
-    english = translate_to_english(text=memory.content, source_lang=memory.content_lang)
+    translation = translate_to_english(text=memory.content, source_lang=memory.content_lang)
+    spend.spend_record(
+        path=LlmPath.TRANSLATION, scope_id=memory.scope_id, tokens=translation.tokens
+    )
+    english = translation.english
     return Translated(english, embed_contents([english])[0], memory.content_revision)
 
 
@@ -114,6 +133,7 @@ TRANSLATION = Job(
     task="memories.canonical.tasks.canonicalize",
     task_name="canonicalize",
     settings="TRANSLATION",
+    before=_before,
     call=_translate,
     apply=_apply,
     prefix="translation_",

@@ -13,6 +13,7 @@ module is a pure function over settings and the network: no models, no database.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -20,7 +21,7 @@ from django.conf import settings
 from memories.canonical.protected import protected_spans
 from zeromemory.core.llm import LLMCallFailed, call_tool, shorten
 
-__all__ = ["TOOL_NAME", "TranslationFailed", "translate_to_english"]
+__all__ = ["TOOL_NAME", "Translation", "TranslationFailed", "translate_to_english"]
 
 TOOL_NAME = "record_english_text"
 
@@ -72,7 +73,13 @@ _MAX_SPAN_CHARS = 80
 TranslationFailed = LLMCallFailed
 
 
-def translate_to_english(*, text: str, source_lang: str) -> str:
+@dataclass(frozen=True)
+class Translation:
+    english: str
+    tokens: int  # input and output tokens the call spent
+
+
+def translate_to_english(*, text: str, source_lang: str) -> Translation:
     """`text` (written in `source_lang`) rendered in English, its protected spans intact."""
     spans = protected_spans(text)
     call = call_tool(
@@ -94,7 +101,7 @@ def translate_to_english(*, text: str, source_lang: str) -> str:
             raise TranslationFailed(
                 f"translation dropped the protected span `{shorten(span, _MAX_SPAN_CHARS)}`"
             )
-    return english
+    return Translation(english, call.input_tokens + call.output_tokens)
 
 
 def _max_tokens(text: str) -> int:

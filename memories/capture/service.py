@@ -20,18 +20,14 @@ from django.conf import settings
 from django.db.models import Q, Sum
 from django.utils import timezone
 
+from memories import spend
 from memories.capture.extractor import Extraction, extract_candidates
 from memories.capture.gates import apply_gates, has_enough_prose
 from memories.capture.suspicion import hold_reason
 from memories.jobs import Job
-from memories.models import AuthorKind, Chunk, ChunkStatus, SourceKind
+from memories.models import AuthorKind, Chunk, ChunkStatus, LlmPath, SourceKind
 from memories.services.remember import RememberInput, memory_remember_many
 from zeromemory.core.actor import Actor, Surface
-
-
-def _tomorrow() -> datetime:
-    midnight = datetime.combine(timezone.now().date() + timedelta(days=1), time.min)
-    return timezone.make_aware(midnight, UTC)
 
 
 def _spent_today(chunk: Chunk) -> int:
@@ -60,7 +56,7 @@ def _before(chunk: Chunk) -> str | None:
         EXTRACTION.finish(
             chunk,
             status=ChunkStatus.DEFERRED,
-            next_at=_tomorrow(),
+            next_at=spend.next_utc_day(),
             error="The daily extraction token budget is spent; extraction resumes tomorrow.",
         )
         return "deferred"
@@ -68,7 +64,9 @@ def _before(chunk: Chunk) -> str | None:
 
 
 def _extract(chunk: Chunk) -> Extraction:
-    return extract_candidates(text=chunk.content, source_kind=chunk.source_kind)
+    extraction = extract_candidates(text=chunk.content, source_kind=chunk.source_kind)
+    spend.spend_record(path=LlmPath.EXTRACTION, scope_id=chunk.scope_id, tokens=extraction.tokens)
+    return extraction
 
 
 def _apply(chunk: Chunk, extraction: Extraction) -> str:

@@ -1,22 +1,40 @@
-"""Judging a queued pair, off the request path: a job of the engine (`memories.jobs`: claim and
+"""Judging queued pairs, off the request path: a job of the engine (`memories.jobs`: claim and
 lease, attempts, backoff, the sweeper), declared here.
 
-1. before any call: a pair whose memories are no longer both valid needs none (cleared); without
-   a key the pair waits (`waiting_for_key`) without spending an attempt;
-2. the call: one Messages API call outside any transaction;
-3. apply, in one transaction while the claim is still ours: record the verdict, then the rules
-   either resolve the pair (add-only, audited), open it for review, or clear it.
+1. before any call: a pair whose memories are no longer both valid needs none (cleared); a pair
+   whose texts are the same once normalized is a duplicate without a call; a pair whose scope
+   spent the day's judge budget (ZM_HYGIENE_DAILY_TOKENS) waits, queued, for the next UTC day;
+   without a key the pair waits (`waiting_for_key`) without spending an attempt;
+2. the call: one Messages API call for up to ZM_HYGIENE_PAIRS_PER_CALL pairs of one scope,
+   outside any transaction, its tokens recorded in the scope's spend;
+3. apply, for each pair in its own transaction while the claim is still ours: record the
+   verdict, then the rules either resolve the pair (add-only, audited), open it for review, or
+   clear it.
+
+The queue is fair: the sweeper claims pairs round robin over the scopes' owners, and over each
+owner's scopes, a call's worth of pairs of a scope at a time, so that one team's bulk import
+waits behind nobody's first pairs and nobody waits behind it.
 """
 
 from __future__ import annotations
 
-from django.utils import timezone
+from collections import defaultdict
+from datetime import datetime
 
+from django.conf import settings
+from django.db import connection
+from django.utils import timezone
+from django_q.tasks import async_task
+
+from memories import spend
 from memories.hygiene import rules
-from memories.hygiene.judge import Side, Verdict, judge_pair
+from memories.hygiene.judge import SAME_TEXT, Side, Verdict, judge_pairs, same_text
 from memories.hygiene.review import resolve_automatically
 from memories.jobs import Job
-from memories.models import Conflict, ConflictStatus
+from memories.models import Conflict, ConflictStatus, LlmPath
+from zeromemory.core.llm import LLMCallFailed
+
+OVER_BUDGET = "The scope's daily judge token budget is spent; judging resumes tomorrow."
 
 
 def _side(memory) -> Side:
@@ -29,11 +47,27 @@ def _before(conflict: Conflict) -> str | None:
     if not (conflict.memory_a.valid and conflict.memory_b.valid):
         JUDGING.finish(conflict, status=ConflictStatus.CLEARED, judged_at=timezone.now())
         return "cleared"
+    if same_text(_side(conflict.memory_a), _side(conflict.memory_b)):
+        return JUDGING.settle(conflict, SAME_TEXT)
+    if spend.over_budget(path=LlmPath.JUDGE, scope_id=conflict.scope_id):
+        JUDGING.finish(conflict, next_at=spend.next_utc_day(), error=OVER_BUDGET)
+        return "deferred"
     return None
 
 
+def _judge_many(conflicts: list[Conflict]) -> list[Verdict | LLMCallFailed]:
+    judgement = judge_pairs(
+        pairs=[(_side(conflict.memory_a), _side(conflict.memory_b)) for conflict in conflicts]
+    )
+    spend.spend_record(path=LlmPath.JUDGE, scope_id=conflicts[0].scope_id, tokens=judgement.tokens)
+    return judgement.verdicts
+
+
 def _judge(conflict: Conflict) -> Verdict:
-    return judge_pair(a=_side(conflict.memory_a), b=_side(conflict.memory_b))
+    [verdict] = _judge_many([conflict])
+    if isinstance(verdict, LLMCallFailed):
+        raise verdict
+    return verdict
 
 
 def _apply_verdict(conflict: Conflict, verdict: Verdict) -> str:
@@ -66,6 +100,39 @@ def _apply_verdict(conflict: Conflict, verdict: Verdict) -> str:
     return "resolved"
 
 
+_FAIR_ORDER_SQL = """
+WITH due AS (
+    SELECT c.id, c.scope_id, s.owner_id,
+           row_number() OVER (PARTITION BY c.scope_id ORDER BY c.id) - 1 AS in_scope
+    FROM memories_conflict c JOIN scopes_scope s ON s.id = c.scope_id
+    WHERE c.status = ANY(%(statuses)s)
+      AND (c.next_at IS NULL OR c.next_at <= %(now)s)
+      AND (c.lease_until IS NULL OR c.lease_until <= %(now)s)
+), ranked AS (
+    SELECT id, row_number() OVER (
+        PARTITION BY owner_id ORDER BY in_scope / %(per_call)s, scope_id, id
+    ) AS turn
+    FROM due
+)
+SELECT id FROM ranked ORDER BY turn, id LIMIT %(limit)s
+"""
+
+
+def _fair_order(statuses: list[str], now: datetime, limit: int) -> list[int]:
+    """Due pairs, round robin over owners, and over each owner's scopes a call's worth at a time."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _FAIR_ORDER_SQL,
+            {
+                "statuses": statuses,
+                "now": now,
+                "per_call": settings.HYGIENE_PAIRS_PER_CALL,
+                "limit": limit,
+            },
+        )
+        return [row_id for (row_id,) in cursor.fetchall()]
+
+
 JUDGING = Job(
     name="judging",
     model=Conflict,
@@ -78,18 +145,52 @@ JUDGING = Job(
     waiting_status=ConflictStatus.WAITING_FOR_KEY,
     related=("memory_a", "memory_b", "scope"),
     batch=200,
+    order=_fair_order,
 )
+JUDGE_MANY_TASK = "memories.hygiene.tasks.judge_many"
 
 
 def conflict_judge(*, conflict_id: int, claim: str) -> str:
     """Judge one claimed pair; returns what happened (for logs and tests)."""
-    return JUDGING.run(row_id=conflict_id, claim=claim)
+    [outcome] = conflicts_judge(claims=[(conflict_id, claim)])
+    return outcome
+
+
+def conflicts_judge(*, claims: list[tuple[int, str]]) -> list[str]:
+    """Judge claimed pairs of one scope in one call; what happened to each, in order."""
+    return JUDGING.run_many(claims=claims, call_many=_judge_many)
 
 
 def due_conflicts(*, limit: int | None = None) -> list[tuple[int, str]]:
-    """Claim pairs that are due: backoff over, no live lease, and waiting ones once a key is
-    set; [(id, claim)]."""
+    """Claim pairs that are due, in the fair order: backoff over, no live lease, and waiting
+    ones once a key is set; [(id, claim)]."""
     return JUDGING.due(limit=limit)
+
+
+def calls_of(claimed: list[tuple[int, str]]) -> list[list[tuple[int, str]]]:
+    """Claimed pairs grouped into calls: up to ZM_HYGIENE_PAIRS_PER_CALL pairs of one scope."""
+    scopes = dict(
+        Conflict.objects.filter(pk__in=[row_id for row_id, _ in claimed]).values_list(
+            "id", "scope_id"
+        )
+    )
+    by_scope: dict[int, list[tuple[int, str]]] = defaultdict(list)
+    for row_id, claim in claimed:
+        by_scope[scopes[row_id]].append((row_id, claim))
+    per_call = settings.HYGIENE_PAIRS_PER_CALL
+    return [
+        rows[start : start + per_call]
+        for rows in by_scope.values()
+        for start in range(0, len(rows), per_call)
+    ]
+
+
+def sweep_conflicts() -> int:
+    """Claim what is due and queue it, a call's worth of pairs of one scope per task."""
+    claimed = due_conflicts()
+    for group in calls_of(claimed):
+        async_task(JUDGE_MANY_TASK, group, task_name=f"judge-{group[0][0]}")
+    return len(claimed)
 
 
 def conflict_retry(*, conflict: Conflict) -> str | None:

@@ -16,9 +16,14 @@ def judge(conflict_id: int, claim: str) -> str:
     return service.conflict_judge(conflict_id=conflict_id, claim=claim)
 
 
+def judge_many(claims: list[tuple[int, str]]) -> list[str]:
+    """Several claimed pairs of one scope, judged in one call."""
+    return service.conflicts_judge(claims=[(int(row_id), str(claim)) for row_id, claim in claims])
+
+
 def sweep_conflicts() -> int:
     """Every minute: queue the pairs that are due, including those of dead workers."""
-    return service.JUDGING.sweep()
+    return service.sweep_conflicts()
 
 
 def scan() -> int:

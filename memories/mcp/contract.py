@@ -20,8 +20,10 @@ zero-memory is long-term memory shared across your sessions and your team. Call 
 start of a session and build_context before a task; recall to look something up; remember what \
 future sessions should know; forget what turned out wrong. Write memory content and queries in \
 English even when the conversation is in another language, keeping code, identifiers, paths and \
-quoted terms verbatim. Queries run exactly as sent: the server never translates them. After a \
-task, call mark_used with the ids of the memories that helped (and those you found wrong)."""
+quoted terms verbatim. Queries run exactly as sent: the server never translates them. Pass the \
+same conversation_id (your session's id) on every call of a session: session_receipt then tells \
+what the session got from memory and gave to it. After a task, call mark_used with the ids of the \
+memories that helped (and those you found wrong)."""
 
 REMEMBER = """\
 Store one durable piece of knowledge so later sessions (yours or a teammate's agent) can find it: \
@@ -232,6 +234,15 @@ def rules_instructions(rules: Iterable[tuple[str, str]]) -> str:
     return "\n".join([RULES_HEADING, *lines]) if lines else ""
 
 
+SESSION_RECEIPT = """\
+One line on what this session got from memory and gave to it: memories recalled and written, \
+tokens of memory delivered, conflicts its memories raised. Counts the calls that carried the same \
+conversation_id, the watcher's captured chunks included.
+
+- conversation_id: the session's id; omit it to use the one this call carries.
+
+Returns the figures and the line to show."""
+
 DESCRIPTIONS = {
     "remember": REMEMBER,
     "recall": RECALL,
@@ -247,6 +258,7 @@ DESCRIPTIONS = {
     "history": HISTORY,
     "export_memories": EXPORT_MEMORIES,
     "mark_used": MARK_USED,
+    "session_receipt": SESSION_RECEIPT,
 }
 
 

@@ -73,7 +73,7 @@ async def rules_resource() -> str:
     """The approved rules of the scopes this connection reads, as JSON."""
     call = sync_to_async(call_as_actor, thread_sensitive=True)
     try:
-        answer = await call(current_credential.get(), "", _approved_answer)
+        answer = await call(current_credential.get(), "", "", _approved_answer)
     except DomainError as exc:
         raise ResourceError(f"{exc.code}: {exc.message}") from None
     return json.dumps(answer.model_dump(mode="json"), ensure_ascii=False)

@@ -21,6 +21,7 @@ import json
 import logging
 import math
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -41,6 +42,16 @@ from zeromemory.core.routing import noting_writes
 from zeromemory.core.throttling import retry_after
 
 logger = logging.getLogger(__name__)
+
+# Every tool takes an optional `conversation_id` (the agent's session); `call_tool` reads it here,
+# the one place, and the actor carries it to the activity row and the session receipt.
+CONVERSATION_ID = "conversation_id"
+CONVERSATION_ID_SCHEMA = {
+    "type": "string",
+    "maxLength": 200,
+    "description": "Your conversation (session) id; pass the same one on every call of a session.",
+}
+current_conversation: ContextVar[str] = ContextVar("current_conversation", default="")
 
 INTERNAL_MESSAGE = "Something went wrong on the server. Try again later; if it persists, report it."
 
@@ -101,13 +112,22 @@ def _throttle(actor: Actor) -> None:
 
 
 def call_as_actor(
-    source: Callable[[], Any] | None, client: str, work: Callable[[Actor], dict[str, Any]]
+    source: Callable[[], Any] | None,
+    client: str,
+    conversation: str,
+    work: Callable[[Actor], dict[str, Any]],
 ) -> dict[str, Any]:
     with orm_call():
         token = source() if source is not None else None
         if token is None:
             raise Unauthorized("The token is not valid: unknown, revoked or expired.")
-        actor = Actor(user=token.user, token=token, surface=Surface.MCP, client_name=client)
+        actor = Actor(
+            user=token.user,
+            token=token,
+            surface=Surface.MCP,
+            client_name=client,
+            conversation_id=conversation,
+        )
         _throttle(actor)
         with noting_writes(actor.user):
             return work(actor)
@@ -119,7 +139,9 @@ async def run_tool(
     """Run `work(actor)` in the ORM thread; map domain errors to tool errors."""
     call = sync_to_async(call_as_actor, thread_sensitive=True)
     try:
-        answer = await call(current_credential.get(), client_name(ctx), work)
+        answer = await call(
+            current_credential.get(), client_name(ctx), current_conversation.get(), work
+        )
         data = answer.model_dump(mode="json") if isinstance(answer, BaseModel) else answer
     except DomainError as exc:
         return error_result(exc.code, exc.message, exc.details)
@@ -193,6 +215,8 @@ class ZeroMemoryServer(MCPServer):
         tools = await super().list_tools()
         for tool in tools:
             tool.description = contract.described(tool.description or "", kinds)
+            properties = tool.input_schema.setdefault("properties", {})
+            properties.setdefault(CONVERSATION_ID, CONVERSATION_ID_SCHEMA)
         return tools
 
     async def call_tool(
@@ -200,9 +224,21 @@ class ZeroMemoryServer(MCPServer):
     ) -> CallToolResult | InputRequiredResult:
         allowed = self.tool_arguments.get(name)
         if allowed is not None and isinstance(arguments, dict):
-            refused = _arguments_error(allowed, arguments)
+            refused = _arguments_error(allowed | {CONVERSATION_ID}, arguments)
             if refused is not None:
                 return refused
+            conversation = arguments.get(CONVERSATION_ID)
+            if conversation is not None and not (
+                isinstance(conversation, str) and len(conversation) <= 200
+            ):
+                return error_result(
+                    "validation_failed",
+                    "conversation_id: a string of at most 200 characters.",
+                    {CONVERSATION_ID: ["A string of at most 200 characters."]},
+                )
+            current_conversation.set(conversation or "")
+            if CONVERSATION_ID not in allowed:
+                arguments = {k: v for k, v in arguments.items() if k != CONVERSATION_ID}
         try:
             return await super().call_tool(name, arguments, context)
         except UnexpectedToolError:

@@ -22,6 +22,7 @@ from memories.capture.schemas import IngestOut
 from memories.mcp import contract
 from memories.mcp.history_tools import HISTORY_TOOLS, AsOf
 from memories.mcp.hygiene_tools import HYGIENE_TOOLS
+from memories.mcp.insights_tools import INSIGHTS_TOOLS
 from memories.mcp.portability_tools import PORTABILITY_TOOLS
 from memories.mcp.rules_tools import RULE_TOOLS, RULES_URI, RulesInInstructions, rules_resource
 from memories.mcp.server import ZeroMemoryServer, memory_to_change, run_tool
@@ -256,6 +257,7 @@ TOOLS: list[tuple[Callable[..., Any], str, ToolAnnotations]] = [
     *HISTORY_TOOLS,
     *PORTABILITY_TOOLS,
     *RULE_TOOLS,
+    *INSIGHTS_TOOLS,
 ]
 
 

@@ -24,6 +24,14 @@ from memories.models.conflict import (
     Relation,
     Resolution,
 )
+from memories.models.insights import (
+    DailyFigures,
+    DailyRecalled,
+    DailyVisitor,
+    EmptyRead,
+    LlmPath,
+    LlmSpend,
+)
 from memories.models.memory import Memory
 from memories.models.portability import ExportTicket, ImportedMemory, PurgeRecord
 from memories.models.records import IdempotencyRecord, MemoryVersion, MemoryWindow, Provenance
@@ -41,12 +49,18 @@ __all__ = [
     "ChunkSource",
     "ChunkStatus",
     "Conflict",
+    "DailyFigures",
+    "DailyRecalled",
+    "DailyVisitor",
+    "EmptyRead",
     "ConflictAction",
     "ConflictStatus",
     "ExportTicket",
     "HygieneScan",
     "IdempotencyRecord",
     "ImportedMemory",
+    "LlmPath",
+    "LlmSpend",
     "Memory",
     "MemoryKind",
     "MemoryState",

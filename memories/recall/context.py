@@ -103,7 +103,10 @@ def build_context(
         # Only the rows found for the topic count as recalled.
         recalled = [row.candidate.pk for row in focus.rows]
         entry.record(
-            scopes=selection.requested, results=context.result_ids(), recalled_ids=recalled
+            scopes=selection.requested,
+            results=context.result_ids(),
+            recalled_ids=recalled,
+            tokens=context.tokens,
         )
     return context
 
@@ -142,5 +145,7 @@ def briefing(
             max_tokens=max_tokens,
             sections=sections_after(focus, selection, max_tokens, instant),
         )
-        entry.record(scopes=selection.requested, results=context.result_ids())
+        entry.record(
+            scopes=selection.requested, results=context.result_ids(), tokens=context.tokens
+        )
     return context

@@ -50,6 +50,7 @@ from pydantic import Field
 from memories import embeddings
 from memories.activity.logged import activity_logged
 from memories.models import ActivityOperation, Memory
+from memories.recall.budget import count_tokens
 from memories.recall.inputs import (
     DEFAULT_K,
     MODES,
@@ -237,5 +238,6 @@ def recall(
             scopes=selection.requested,
             results=[{"id": hit.id, "score": hit.score} for hit in hits],
             recalled_ids=[hit.pk for hit in hits],
+            tokens=sum(count_tokens(hit.content) for hit in hits),
         )
     return hits

@@ -67,9 +67,11 @@ def every_job(delay: float = 0.0) -> Step:
         tool = _tool(request.json)
         if tool == "record_memories":
             return memories_answer_from(_candidates).answer(request, stopping)
-        if tool == "record_relation":
+        if tool == "record_relations":
+            pairs = request.json["messages"][0]["content"].count("<pair number=")
             verdict = {"relation": "complementary", "confidence": 0.99, "rationale": "Both hold."}
-            return malformed_tool_input(verdict).answer(request, stopping)
+            verdicts = [{"pair": number, **verdict} for number in range(1, pairs + 1)]
+            return malformed_tool_input({"relations": verdicts}).answer(request, stopping)
         found = GERMAN.search(request.json["messages"][0]["content"])
         return tool_answer(english_of(found.group(1) if found else "0")).answer(request, stopping)
 

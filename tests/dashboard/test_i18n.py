@@ -158,6 +158,8 @@ def every_page(tenancy, memories):
         (True, "/scopes/"),
         (True, f"/scopes/{team}/"),
         (True, "/activity/"),
+        (True, "/insights/"),
+        (True, f"/insights/{team}/"),
         (True, "/ingest/"),
         (True, "/review/"),
         (True, "/tokens/"),

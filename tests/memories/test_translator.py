@@ -36,7 +36,7 @@ def _sent_key(request) -> str | None:
 
 
 def _translate(text: str = "Die Tests laufen gegen PostgreSQL.", lang: str = "de") -> str:
-    return translate_to_english(text=text, source_lang=lang)
+    return translate_to_english(text=text, source_lang=lang).english
 
 
 def test_success_returns_the_english_from_a_forced_tool_call(fake_anthropic, settings):

@@ -231,6 +231,14 @@ API_ROWS = [
     _api("api-briefing", "get", "briefing?as_of={as_of}", ACCOUNT_READ, note="as_of, all scopes"),
     _api("api-briefing", "get", "briefing", ACCOUNT_READ, note="all readable scopes"),
     _api("api-activity", "get", "activity", ACCOUNT_READ),
+    _api("api-insights", "get", "insights?scope={team}&days=7", TEAM_READ),
+    _api(
+        "api-insights-session",
+        "get",
+        "insights/session?conversation_id=conv-1",
+        ACCOUNT_READ,
+        note="the caller's own sessions",
+    ),
     _api(
         "api-ingest",
         "post",

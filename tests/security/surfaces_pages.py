@@ -95,6 +95,8 @@ DASHBOARD_ROWS = [
     _page("member_role", "post", PAGE_MEMBER + "/role/", PAGE_TEAM_WRITE, {"role": "10"}),
     _page("member_remove", "post", PAGE_MEMBER + "/remove/", PAGE_TEAM_WRITE),
     _page("activity", "get", "/activity/", PAGE_ACCOUNT),
+    _page("insights_list", "get", "/insights/", PAGE_ACCOUNT, note="only readable scopes"),
+    _page("insights", "get", "/insights/{team}/?days=7", PAGE_TEAM_READ),
     _page("ingest", "get", "/ingest/", PAGE_ACCOUNT),
     _page(
         "ingest_retry",

@@ -48,4 +48,5 @@ TOOL_ROWS = [
         dict(TOOL_READ, read_only="forbidden"),
         {"memory_ids": ["{memory}"], "conversation_id": "conversation-1"},
     ),
+    _tool("session_receipt", TOOL_ACCOUNT, {"conversation_id": "conv-1"}, note="own sessions only"),
 ]

@@ -36,6 +36,9 @@ class Actor:
     token: Any = None  # a scopes.models.ApiToken; core imports no app
     surface: str = Surface.API
     client_name: str = field(default="")
+    # The agent's conversation (session) this call belongs to, when the caller named one: the
+    # activity row keeps it, and the session receipt counts by it.
+    conversation_id: str = field(default="")
 
     @property
     def read_only(self) -> bool:

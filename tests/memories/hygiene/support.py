@@ -1,5 +1,5 @@
 """What the hygiene tests share: memories written through remember(), a pair queued for the
-judge, and the judge's scripted answers (record_relation tool calls on the fake Messages API)."""
+judge, and the judge's scripted answers (record_relations tool calls on the fake Messages API)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,25 @@ from zeromemory.core.actor import Actor, Surface
 
 
 def relation(name: str, confidence: float, rationale: str = "Scripted verdict.") -> Step:
-    """The judge's answer: a record_relation tool call with this input."""
+    """The judge's answer on a call of one pair: a record_relations tool call."""
+    return relations((name, confidence, rationale))
+
+
+def relations(*verdicts: tuple) -> Step:
+    """The judge's answer on a call of several pairs: (relation, confidence[, rationale]) for
+    pair 1, 2, ... in order."""
     return malformed_tool_input(
-        {"relation": name, "confidence": confidence, "rationale": rationale}
+        {
+            "relations": [
+                {
+                    "pair": number,
+                    "relation": verdict[0],
+                    "confidence": verdict[1],
+                    "rationale": verdict[2] if len(verdict) > 2 else "Scripted verdict.",
+                }
+                for number, verdict in enumerate(verdicts, start=1)
+            ]
+        }
     )
 
 

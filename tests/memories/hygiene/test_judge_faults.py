@@ -9,7 +9,7 @@ from django.utils import timezone
 from memories.hygiene import service
 from memories.models import ConflictStatus
 from tests.fakes.anthropic_api import delay, malformed_tool_input, status, text_only
-from tests.memories.hygiene.support import judged, queued_pair, relation
+from tests.memories.hygiene.support import judged, queued_pair, relation, relations
 
 
 @pytest.mark.parametrize(
@@ -19,12 +19,27 @@ from tests.memories.hygiene.support import judged, queued_pair, relation
         status(500),
         status(529),
         text_only("They look the same to me."),
-        malformed_tool_input({"relation": "twins", "confidence": 0.9, "rationale": "x"}),
-        malformed_tool_input({"relation": "duplicate", "confidence": 1.7, "rationale": "x"}),
-        malformed_tool_input({"relation": "duplicate", "confidence": True, "rationale": "x"}),
+        relations(("twins", 0.9)),
+        relations(("duplicate", 1.7)),
+        relations(("duplicate", True)),
+        malformed_tool_input({"relation": "duplicate", "confidence": 0.9, "rationale": "x"}),
+        malformed_tool_input(
+            {"relations": [{"pair": 2, "relation": "duplicate", "confidence": 0.9}]}
+        ),
         delay(5),
     ],
-    ids=["429", "500", "529", "text", "relation", "confidence", "bool", "timeout"],
+    ids=[
+        "429",
+        "500",
+        "529",
+        "text",
+        "relation",
+        "confidence",
+        "bool",
+        "no-list",
+        "no-entry",
+        "timeout",
+    ],
 )
 def test_a_fault_is_retried_later_and_resolves_nothing(pair, fake_anthropic, settings, step):
     settings.HYGIENE_TIMEOUT_SECONDS = 1
