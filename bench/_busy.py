@@ -24,8 +24,10 @@ def fake_llm():
         if tool == "record_english_text":
             text = re.search(r"<memory>\n(.*)\n</memory>", prompt, re.S)
             reply = {"english": text.group(1) if text else prompt}
-        else:  # the judge: nothing to resolve, every pair is cleared
-            reply = {"relation": "unrelated", "confidence": 0.9, "rationale": "bench"}
+        else:  # the judge (several numbered pairs a call): nothing to resolve, all cleared
+            pairs = prompt.count("<pair number=")
+            verdict = {"relation": "unrelated", "confidence": 0.9, "rationale": "bench"}
+            reply = {"relations": [{"pair": n, **verdict} for n in range(1, pairs + 1)]}
         # The suite's step for a tool call with the input as given (here a well-formed one).
         return malformed_tool_input(reply).answer(request, stopping)
 
