@@ -64,7 +64,8 @@ def opened(secret: str, uri: str | None = None) -> tuple[str | None, str | None]
 
 
 def tool_names() -> list[str]:
-    return async_to_sync(_names)()
+    with _keep_connection():
+        return async_to_sync(_names)()
 
 
 def structured(result: CallToolResult) -> dict[str, Any]:
