@@ -39,7 +39,11 @@ def worker_environment() -> dict[str, str]:
 
 def task_process_started(**kwargs: Any) -> None:
     """django-q2's `post_spawn` receiver, run in each new task process: lower its priority and
-    bound its threads before it takes a task."""
+    bound its threads before it takes a task. A worker loop run in the calling process itself
+    (django-q2's sync mode, the test suite's inline worker) leaves that process as it is: it is
+    the web process or the caller, not a task process."""
+    if kwargs.get("proc_name") == "MainProcess":
+        return
     lower_priority(settings.WORKER_NICE)
     os.environ.update(worker_environment())  # for pools not loaded yet
     threadpool_limits(settings.WORKER_THREADS)  # BLAS pools already loaded (numpy's)
