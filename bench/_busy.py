@@ -149,3 +149,36 @@ def profile(folder: Path | None, pids: list[int], seconds: float) -> list[subpro
         )
         for pid in pids
     ]
+
+
+def model_ceiling(*, short: list[str], chat: list[str]) -> dict[str, float]:
+    """What the embedding model alone computes on this machine, in this process, with the threads
+    one web process gives a text (memories.embeddings): a bound that no request which embeds can
+    beat. Called while the server is idle. Returns ms for one short text and texts per second
+    for a batch of short and of chat-length texts, per process and for every web process at
+    once (at best: each on its own core, nothing else running)."""
+    import statistics
+
+    from django.conf import settings
+
+    from memories.embeddings import embed_texts
+
+    def seconds(texts: list[str], times: int) -> float:
+        embed_texts(texts)  # warm
+        spent = []
+        for _ in range(times):
+            started = time.perf_counter()
+            embed_texts(texts)
+            spent.append(time.perf_counter() - started)
+        return statistics.median(spent)
+
+    processes = min(settings.WEB_PROCESSES, os.cpu_count() or 1)
+    one = seconds(short[:1], 20)
+    shorts, chats = len(short) / seconds(short, 3), len(chat) / seconds(chat, 3)
+    return {
+        "one short (ms)": one * 1000,
+        "short per process (/s)": shorts,
+        "short, all web processes (/s)": shorts * processes,
+        "chat per process (/s)": chats,
+        "chat, all web processes (/s)": chats * processes,
+    }

@@ -17,7 +17,10 @@ minute (ZM_HYGIENE_INTERVAL_MINUTES=1), the judge on the pairs the scan finds.
    chat turns (one in twenty German) for `--busy-seconds`, while the same client repeats step 2
    over and over; the writer's rate and the worker's CPU time are printed;
 4. the queue's depth when the writer stops (django-q2 tasks, pairs for the judge, translations)
-   and how long it takes to drain (until `--drain-timeout`; what is left is printed).
+   and how long it takes to drain (until `--drain-timeout`; what is left is printed);
+5. the ceiling: the embedding model alone, timed in this process on the same texts before the
+   load (one short text, batches of short and of chat-length texts, with a web process's
+   threads, and that rate times the web processes), the bound for any request that embeds.
 
 `--profile DIR` records py-spy profiles of the web processes in the busy phase (collapsed
 stacks, `py-spy record --format raw`, requirements/dev.txt; flame graph tools read them).
@@ -42,6 +45,7 @@ from _busy import (
     drain,
     fake_llm,
     load_average,
+    model_ceiling,
     profile,
     queue_depth,
     server_pids,
@@ -172,6 +176,10 @@ def main() -> None:
             scope, writes = create_scope(api, "chat"), create_scope(api, "writes")
             writer_scope = create_scope(Api(port, writer_token), "busy")
             turns, questions = conversations(memories, 1)
+            ceiling = model_ceiling(
+                short=[short_memory(n) for n in range(BATCH)],
+                chat=[turn.content for turn in turns[0][:BATCH]],
+            )
             started = time.perf_counter()
             write_batches(api, scope, [turn.content for turn in turns[0]])
             load_rate = memories / (time.perf_counter() - started)
@@ -232,6 +240,9 @@ def main() -> None:
     else:
         print(f"not drained in {args.drain_timeout:.0f} s: {left} left")
     print(f"LLM calls while draining: {judge_rate:.0f}/min")
+    print("the embedding model alone (this process, idle server, a web process's threads):")
+    for name, value in ceiling.items():
+        print(f"  {name:32s} {value:8.1f}")
     print(f"end: {load_average()}")
 
 
