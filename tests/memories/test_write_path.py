@@ -12,6 +12,7 @@ import pytest
 from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import SystemCheckError
+from django.db import connection
 from django.test import override_settings
 
 from memories.embeddings import embed_query, get_model
@@ -92,6 +93,27 @@ def test_the_tail_of_a_long_memory_matches_its_window(tenancy):
     # The memory's own embedding never saw the tail (the model reads 256 tokens); a window did.
     assert best_window > cosine(memory.embedding) + 0.3
     assert best_window > 0.4
+
+
+def test_embeddings_stay_in_the_row(tenancy):
+    """Exact distances read the embedding from the row, not from the TOAST table: a memory with
+    a long text and its windows keep theirs inline."""
+    text = " ".join(
+        f"Step {i}: the nightly backup job rotates the logs and checks disks." for i in range(40)
+    )
+    memory = memory_remember(
+        actor=Actor(user=tenancy.owner), request=RememberInput(content=text, kind="reference")
+    ).memory
+    assert MemoryWindow.objects.filter(memory=memory).count() >= 2
+    with connection.cursor() as cursor:
+        for table, column in (("memories_memory", "id"), ("memories_memorywindow", "memory_id")):
+            cursor.execute(
+                f"SELECT count(*), count(pg_column_toast_chunk_id(embedding)) FROM {table} "  # noqa: S608
+                f"WHERE {column} = %s",
+                [memory.pk],
+            )
+            rows, toasted = cursor.fetchone()
+            assert rows >= 1 and toasted == 0, table
 
 
 def test_short_memories_have_no_windows(tenancy):
