@@ -24,6 +24,7 @@ from datetime import datetime
 from django.conf import settings
 from django.db import connection
 from django.utils import timezone
+from django_q.brokers import get_broker
 from django_q.tasks import async_task
 
 from memories import spend
@@ -187,10 +188,23 @@ def calls_of(claimed: list[tuple[int, str]]) -> list[list[tuple[int, str]]]:
 
 def sweep_conflicts() -> int:
     """Claim what is due and queue it, a call's worth of pairs of one scope per task."""
-    claimed = due_conflicts()
+    return _queue_calls(due_conflicts())
+
+
+def _queue_calls(claimed: list[tuple[int, str]]) -> int:
     for group in calls_of(claimed):
         async_task(JUDGE_MANY_TASK, group, task_name=f"judge-{group[0][0]}")
     return len(claimed)
+
+
+def judge_next() -> int:
+    """After a call: the next call's worth of due pairs, queued when the queue holds fewer tasks
+    than the worker has processes. So a backlog is judged at the worker's pace rather than at
+    the sweeper's (one batch a minute), and whatever else was queued meanwhile still goes first;
+    a scope past its budget has no due pairs, so nothing spins."""
+    if get_broker().queue_size() >= settings.Q_WORKERS:
+        return 0
+    return _queue_calls(due_conflicts(limit=settings.HYGIENE_PAIRS_PER_CALL))
 
 
 def conflict_retry(*, conflict: Conflict) -> str | None:

@@ -17,8 +17,13 @@ def judge(conflict_id: int, claim: str) -> str:
 
 
 def judge_many(claims: list[tuple[int, str]]) -> list[str]:
-    """Several claimed pairs of one scope, judged in one call."""
-    return service.conflicts_judge(claims=[(int(row_id), str(claim)) for row_id, claim in claims])
+    """Several claimed pairs of one scope, judged in one call; then the next call's worth, if
+    the queue has room."""
+    outcomes = service.conflicts_judge(
+        claims=[(int(row_id), str(claim)) for row_id, claim in claims]
+    )
+    service.judge_next()
+    return outcomes
 
 
 def sweep_conflicts() -> int:

@@ -186,3 +186,30 @@ def test_another_scope_of_the_same_owner_keeps_its_own_budget(
     judged.refresh_from_db()
     assert waiting.status == ConflictStatus.PENDING
     assert judged.status == ConflictStatus.CLEARED
+
+
+def test_a_backlog_is_judged_at_the_workers_pace_not_the_sweepers(team, fake_anthropic, settings):
+    """After a call the next call's worth of due pairs is queued at once while the queue has
+    room (fewer tasks than the worker's processes); with a full queue nothing more goes in."""
+    from django_q.models import OrmQ
+    from django_q.tasks import async_task
+
+    settings.HYGIENE_PAIRS_PER_CALL = 5
+    settings.Q_WORKERS = 2
+    pairs = queued(team, 12)
+    unrelated = [("unrelated", 0.9)] * 5
+    fake_anthropic.script(relations(*unrelated), relations(*unrelated))
+
+    tasks.judge_many(service.due_conflicts(limit=5))
+    [follow_up] = OrmQ.objects.all()
+    assert follow_up.func() == "memories.hygiene.tasks.judge_many"
+    claims = follow_up.task["args"][0]
+    assert len(claims) == 5
+    assert {row_id for row_id, _ in claims} <= {pair.pk for pair in pairs[5:]}
+
+    async_task("math.floor", 1.5)  # the queue now holds as many tasks as the worker has processes
+    tasks.judge_many(claims)
+    assert OrmQ.objects.count() == 2
+    judged = Conflict.objects.filter(status=ConflictStatus.CLEARED).count()
+    assert judged == 10 and len(fake_anthropic.requests) == 2
+    assert Conflict.objects.filter(status=ConflictStatus.PENDING, claim="").count() == 2
