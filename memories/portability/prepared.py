@@ -20,6 +20,7 @@ from typing import IO
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django_q.tasks import async_task
@@ -61,10 +62,8 @@ def export_job_start(*, actor: Actor, scope: Scope) -> ExportJob:
 
 def export_job_run(*, job_id: int) -> str:
     """Write the job's archive to its file, counting; returns what happened (for logs)."""
-    job = ExportJob.objects.select_related("scope").filter(
-        pk=job_id, status=ExportJobStatus.RUNNING
-    )
-    job = job.first()
+    jobs = ExportJob.objects.select_related("scope")
+    job = jobs.filter(pk=job_id, status=ExportJobStatus.RUNNING).first()
     if job is None:
         return "gone"
     path = export_path(job)
@@ -133,7 +132,7 @@ def export_job_take(*, job: ExportJob) -> IO[bytes]:
     return handle
 
 
-def export_files_forget(jobs) -> None:
+def export_files_forget(jobs: QuerySet[ExportJob]) -> None:
     """Delete these jobs and their files (an erasure, the sweeper)."""
     for job in list(jobs):
         export_path(job).unlink(missing_ok=True)

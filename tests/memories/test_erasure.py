@@ -8,9 +8,6 @@ deletion. Then recall, context, activity and the admin are asked.
 
 from __future__ import annotations
 
-import importlib
-import inspect
-import pkgutil
 from datetime import timedelta
 
 import pytest
@@ -23,7 +20,7 @@ from oauth2_provider.models import AccessToken
 
 from memories.models import Chunk, ExportJob, Memory, Provenance, PurgeRecord
 from memories.portability.erasure import memory_purge
-from memories.taskrows import ROW_TASKS, task_rows
+from memories.taskrows import task_rows
 from scopes.models import Role, Scope
 from tests.factories import UserFactory, add_member
 from tests.fakes.anthropic_api import tool_answer
@@ -299,31 +296,3 @@ def test_staff_purge_in_the_admin_asks_for_a_reason(tenancy, victim):
     assert (record.purged_by, record.reason) == (staff, "Court order 7.")
     audit = client.get("/admin/memories/purgerecord/").content.decode()
     assert shared in audit and "Bazel" not in audit
-
-
-def test_every_task_that_takes_arguments_is_declared():
-    """The erasure finds django-q2's rows of a task through `memories.taskrows.ROW_TASKS`: every
-    task function of the code (a function of a `tasks` module with positional parameters, as
-    django-q2 calls them) is declared there."""
-    import memories
-
-    undeclared = []
-    for found in pkgutil.walk_packages(memories.__path__, "memories."):
-        if not found.name.endswith(".tasks"):
-            continue
-        module = importlib.import_module(found.name)
-        for name, function in inspect.getmembers(module, inspect.isfunction):
-            positional = [
-                parameter
-                for parameter in inspect.signature(function).parameters.values()
-                if parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD)
-            ]
-            path = f"{module.__name__}.{name}"
-            if function.__module__ == module.__name__ and positional and path not in ROW_TASKS:
-                undeclared.append(path)
-    assert not undeclared, undeclared
-    assert set(ROW_TASKS) >= {
-        "memories.canonical.tasks.canonicalize",
-        "memories.capture.tasks.extract",
-        "memories.hygiene.tasks.judge_many",
-    }
