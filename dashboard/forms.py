@@ -260,3 +260,21 @@ class RuleFilterForm(forms.Form):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["status"].widget.attrs["data-autosubmit"] = ""
+
+
+class AccountDeleteForm(forms.Form):
+    password = forms.CharField(
+        label=_("Your password"),
+        strip=False,
+        max_length=4096,
+        widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
+    )
+    delete_shared_writes = forms.BooleanField(
+        label=_("Also delete the memories I wrote in team and project scopes"),
+        help_text=_("Left unticked, they stay with their teams, signed by “a deleted user”."),
+        required=False,
+    )
+    confirm = forms.BooleanField(
+        label=_("I understand that my account and my personal memories are deleted for good."),
+        required=True,
+    )

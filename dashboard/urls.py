@@ -6,6 +6,7 @@ import zeromemory.core.converters  # noqa: F401 - registers the id and username 
 from dashboard.views import (
     account,
     activity,
+    exports,
     ingest,
     insights,
     memories,
@@ -30,6 +31,13 @@ urlpatterns = [
     path("scopes/<id:scope_id>/delete/", scopes.scope_delete, name="scope_delete"),
     path("scopes/<id:scope_id>/leave/", scopes.scope_leave, name="scope_leave"),
     path("scopes/<id:scope_id>/members/", scopes.member_add, name="member_add"),
+    path("scopes/<id:scope_id>/exports/", exports.export_start, name="export_start"),
+    path("scopes/<id:scope_id>/exports/<id:job_id>/", exports.export_progress, name="export"),
+    path(
+        "scopes/<id:scope_id>/exports/<id:job_id>/download/",
+        exports.export_download,
+        name="export_download",
+    ),
     path(
         "scopes/<id:scope_id>/members/<username:username>/role/",
         scopes.member_role,
@@ -56,6 +64,8 @@ urlpatterns = [
     path("login/", account.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("signup/", account.signup, name="signup"),
+    path("account/", account.account_page, name="account"),
+    path("account/delete/", account.account_delete, name="account_delete"),
     path("password/", account.PasswordChangeView.as_view(), name="password_change"),
     path("password/done/", account.PasswordChangeDoneView.as_view(), name="password_change_done"),
     path("language/", set_language, name="set_language"),

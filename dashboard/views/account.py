@@ -1,4 +1,5 @@
-"""Sign in, sign up, sign out and password change: Django's auth views with our templates."""
+"""Sign in, sign up, sign out, the account page (password change, deleting the account):
+Django's auth views with our templates, and tenancy's erasure service."""
 
 from __future__ import annotations
 
@@ -6,14 +7,19 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import AuthenticationForm
+from django.contrib.auth.models import AnonymousUser
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse_lazy
 from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
 
-from dashboard.common import INVALID
-from dashboard.forms import SignupForm
+from dashboard.common import INVALID, actor_for, add_domain_error
+from dashboard.forms import AccountDeleteForm, SignupForm
+from scopes import erasure
+from zeromemory.core.errors import Conflict, DomainError
 
 
 class LoginView(auth_views.LoginView):
@@ -34,6 +40,40 @@ class PasswordChangeView(auth_views.PasswordChangeView):
 
 class PasswordChangeDoneView(auth_views.PasswordChangeDoneView):
     template_name = "registration/password_change_done.html"
+
+
+@login_required
+def account_page(request: HttpRequest) -> HttpResponse:
+    return render(request, "registration/account.html", {"form": AccountDeleteForm()})
+
+
+@login_required
+@require_POST
+def account_delete(request: HttpRequest) -> HttpResponse:
+    """Delete the signed-in person's account (the service DELETE /api/v1/me calls), end the
+    session and land on the sign-in page."""
+    form = AccountDeleteForm(request.POST)
+    status = INVALID
+    if form.is_valid():
+        try:
+            erasure.account_delete(
+                actor=actor_for(request),
+                password=form.cleaned_data["password"],
+                delete_shared_writes=form.cleaned_data["delete_shared_writes"],
+            )
+        except Conflict as exc:  # the sole admin of shared scopes: hand them over first
+            form.add_error(None, exc.message)
+            status = exc.status
+        except DomainError as exc:
+            add_domain_error(form, exc)
+        else:
+            # The service ended every session of the account; this one goes from the request
+            # too (without `logout`: its signal would be about a user that is gone).
+            request.session.flush()
+            request.user = AnonymousUser()
+            messages.success(request, _("Your account was deleted. Goodbye."))
+            return redirect("dashboard:login")
+    return render(request, "registration/account.html", {"form": form}, status=status)
 
 
 def signup(request: HttpRequest) -> HttpResponse:

@@ -33,7 +33,13 @@ from memories.models.insights import (
     LlmSpend,
 )
 from memories.models.memory import Memory
-from memories.models.portability import ExportTicket, ImportedMemory, PurgeRecord
+from memories.models.portability import (
+    ExportJob,
+    ExportJobStatus,
+    ExportTicket,
+    ImportedMemory,
+    PurgeRecord,
+)
 from memories.models.records import IdempotencyRecord, MemoryVersion, MemoryWindow, Provenance
 from memories.models.rules import MemoryUsage, MemoryUse, Rule, RuleStatus, RuleVersion
 from memories.models.validity import ValidityEnd, ValidityPeriod, ValidityStart
@@ -55,6 +61,8 @@ __all__ = [
     "EmptyRead",
     "ConflictAction",
     "ConflictStatus",
+    "ExportJob",
+    "ExportJobStatus",
     "ExportTicket",
     "HygieneScan",
     "IdempotencyRecord",

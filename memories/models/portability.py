@@ -1,11 +1,12 @@
 """What export, import of an export and purge keep: the import ledger, single-use download
-tickets, and the purge audit.
+tickets, dashboard exports prepared in the background, and the purge audit.
 
 The ledger maps a memory id found in an imported archive to the memory the import wrote, per
 scope, so a second import of the same archive finds every memory already there and writes
 nothing. A ticket is the server side of a signed, short-lived download URL: its use is recorded
-so the URL works once. A purge row says who purged which memory, when and why, and nothing of
-what the memory said.
+so the URL works once. An export job is a zip the worker writes to a file for a person on the
+dashboard, with its progress; its download is recorded so it works once. A purge row says who
+purged which memory, when and why, and nothing of what the memory said.
 """
 
 from __future__ import annotations
@@ -51,6 +52,34 @@ class ExportTicket(models.Model):
     scopes = models.JSONField(default=list)
     expires_at = models.DateTimeField()
     used_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return self.public_id
+
+
+class ExportJobStatus(models.TextChoices):
+    RUNNING = "running", _("running")
+    READY = "ready", _("ready")
+    FAILED = "failed", _("failed")
+    DOWNLOADED = "downloaded", _("downloaded")
+
+
+class ExportJob(models.Model):
+    """An export of one scope for a person on the dashboard, written to a file by the worker."""
+
+    public_id = models.CharField(
+        max_length=40, unique=True, editable=False, default=partial(new_public_id, "exj")
+    )
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    scope = models.ForeignKey("scopes.Scope", on_delete=models.CASCADE, related_name="+")
+    status = models.CharField(
+        max_length=12, choices=ExportJobStatus.choices, default=ExportJobStatus.RUNNING
+    )
+    done = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(default=0)
+    # The file and the row go at this time, whatever state the job is in.
+    expires_at = models.DateTimeField()
     created_at = models.DateTimeField(default=timezone.now)
 
     def __str__(self) -> str:

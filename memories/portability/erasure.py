@@ -5,7 +5,8 @@ Tenancy announces a scope's or an account's erasure (`scopes.signals`); the rece
 remove what the memories app holds of it, in the same transaction. Rows are deleted by
 statements over the ids (no row is loaded), dependents first; references that are not foreign
 keys (memory ids in activity answers and chunk results, idempotency answers, the admin's
-history) are cleaned the same way.
+history) are cleaned the same way. Dashboard export files go with their jobs, and django-q2's
+own rows of tasks that named an erased row (`memories.taskrows`) last.
 """
 
 from __future__ import annotations
@@ -24,12 +25,15 @@ from memories.models import (
     Chunk,
     Conflict,
     ConflictAction,
+    ExportJob,
     ExportTicket,
     IdempotencyRecord,
     Memory,
     Provenance,
     PurgeRecord,
 )
+from memories.portability.prepared import export_files_forget
+from memories.taskrows import task_rows_forget
 from scopes.models import Scope, ScopeKind
 from scopes.signals import account_erasing, scope_erasing
 from zeromemory.core.errors import ValidationFailed
@@ -116,14 +120,17 @@ def scope_rows_erase(sender, scope: Scope, **kwargs) -> None:
     ActivityLog.objects.filter(scopes__contains=[scope.public_id]).delete()
     IdempotencyRecord.objects.filter(answer__scope=scope.public_id).delete()
     ExportTicket.objects.filter(scopes__contains=[scope.public_id]).delete()
+    export_files_forget(ExportJob.objects.filter(scope=scope))
+    task_rows_forget()
 
 
 @receiver(account_erasing, dispatch_uid="memories_account_erasing")
 def account_rows_erase(
     sender, user: AbstractBaseUser, delete_shared_writes: bool = False, **kwargs
 ) -> None:
-    """Chunks, activity, idempotency records and tickets go with the user row (they cascade);
-    the personal scope goes with `scope_erasing`. Here: what the user wrote in shared scopes."""
+    """Activity, idempotency records and tickets go with the user row (they cascade); the
+    personal scope goes with `scope_erasing`. Here: what the user wrote in shared scopes, the
+    chunks they sent there and their export jobs (before the tasks that name them)."""
     writes = Provenance.objects.filter(created_by=user).exclude(
         memory__scope__kind=ScopeKind.PERSONAL
     )
@@ -133,6 +140,9 @@ def account_rows_erase(
         )
         writes.delete()
     writes.update(author_name=DELETED_USER)
+    export_files_forget(ExportJob.objects.filter(user=user))
+    Chunk.objects.filter(user=user).delete()
+    task_rows_forget()
 
 
 def memory_purge(*, memory: Memory, by: AbstractBaseUser, reason: str) -> PurgeRecord:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import zipfile
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -174,23 +174,35 @@ def _entry(path: str) -> zipfile.ZipInfo:
     return info
 
 
-def export_archive(*, scopes: Iterable[Scope]) -> Iterator[bytes]:
+def export_archive(
+    *, scopes: Iterable[Scope], progress: Callable[[int], None] | None = None
+) -> Iterator[bytes]:
     """The zip of these scopes (which the caller obtained through the access module), as a
-    stream of byte strings."""
+    stream of byte strings. `progress`, if given, hears how many memories are written so far,
+    after each one."""
     directories = scope_directories(scopes)
     scope_list = [scope for _, scope in directories]
     counts: dict[int, _Counts] = {scope.id: _Counts() for scope in scope_list}
     digests: dict[str, str] = {}
     sink = _Sink()
 
+    written = 0
+
     def write(archive: zipfile.ZipFile, path: str, data: bytes) -> bytes:
         archive.writestr(_entry(path), data, compresslevel=ZIP_LEVEL)
         digests[path] = hashlib.sha256(data).hexdigest()
         return sink.take()
 
+    def written_one() -> None:
+        nonlocal written
+        written += 1
+        if progress is not None:
+            progress(written)
+
     with zipfile.ZipFile(sink, mode="w") as archive:
         for scope, path, data in _memory_entries(directories, live=False):
             counts[scope.id].archived += 1
+            written_one()
             yield write(archive, path, data)
         conflicts = _conflicts(scope_list)
         by_public = {scope.public_id: scope.id for scope in scope_list}
@@ -200,6 +212,7 @@ def export_archive(*, scopes: Iterable[Scope]) -> Iterator[bytes]:
         del conflicts
         for scope, path, data in _memory_entries(directories, live=True):
             counts[scope.id].memories += 1
+            written_one()
             yield write(archive, path, data)
         manifest = {
             "format": fmt.FORMAT_NAME,

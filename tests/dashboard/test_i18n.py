@@ -15,6 +15,7 @@ from django.conf import settings
 from django.test import Client
 
 from memories.models import Conflict, ConflictStatus
+from memories.portability.prepared import export_job_start
 from scopes.models import Scope
 from scopes.services import token_create
 from tests.dashboard.conftest import canonicalized
@@ -148,6 +149,7 @@ def every_page(tenancy, memories):
 
     recall(actor=Actor(user=tenancy.owner, surface="dashboard"), query="health endpoint")
     team = tenancy.team.public_id
+    export = export_job_start(actor=Actor(user=tenancy.owner), scope=tenancy.team)
     return [
         (True, "/"),
         (True, "/?q=health+endpoint"),
@@ -164,6 +166,8 @@ def every_page(tenancy, memories):
         (True, "/review/"),
         (True, "/tokens/"),
         (True, "/password/"),
+        (True, "/account/"),
+        (True, f"/scopes/{team}/exports/{export.public_id}/"),
         (True, "/memories/mem_missing/"),
         (False, "/login/"),
         (False, "/signup/"),

@@ -6,16 +6,41 @@ from django.db import connection
 from django.test import Client
 from rest_framework.test import APIClient
 
+from memories.taskrows import task_rows
 from scopes.models import ApiToken
 from scopes.services import token_create
 from tests.factories import UserFactory
 from zeromemory.core.actor import Actor
 
 
+def scan_tasks(*, keys: dict[str, set[int]], strings: set[str]) -> list[str]:
+    """django-q2's rows (queue, results, schedules), decoded with django-q2's own helpers: they
+    keep arguments and results pickled, which no text search sees. A row is found when its
+    decoded function, name, arguments or result hold one of `strings`, or when it names one of
+    `keys` (the model of a task's ids is declared in `memories.taskrows`; a task that takes
+    arguments and is not declared is found too)."""
+    found = []
+    for row in task_rows():
+        where = f"{row.model._meta.db_table} row {row.pk} ({row.func})"
+        decoded = repr((row.func, row.name, row.args, row.kwargs, row.result))
+        if any(text in decoded for text in strings):
+            found.append(f"{where} holds a deleted text or id")
+        named = row.names()
+        if named is None:
+            if row.args or row.kwargs:
+                found.append(f"{where} takes arguments but is not declared in memories.taskrows")
+            continue
+        model, ids = named
+        if set(ids) & keys.get(model._meta.db_table, set()):
+            found.append(f"{where} names a deleted {model._meta.db_table} row")
+    return found
+
+
 def scan(*, keys: dict[str, set[int]], strings: set[str]) -> list[str]:
     """Every row of every table that holds one of `keys` (table → primary keys) in a foreign
-    key or an integer array, or one of `strings` in any column (as text)."""
-    found = []
+    key or an integer array, or one of `strings` in any column (as text); and django-q2's rows
+    decoded (`scan_tasks`)."""
+    found = scan_tasks(keys=keys, strings=strings)
     patterns = [f"%{text}%" for text in strings]
     introspection = connection.introspection
     with connection.cursor() as cursor:

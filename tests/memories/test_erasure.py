@@ -1,6 +1,9 @@
 """Account deletion and scope deletion leave nothing behind: every table and every column of the
 database is scanned (found by introspection, not listed here) for the deleted rows' keys, their
-public ids and a marker only they wrote. Then recall, context, activity and the admin are asked.
+public ids and a marker only they wrote, and django-q2's rows are read back decoded (they keep
+a task's arguments and result pickled). The victim's writes queue real tasks (the ORM broker's
+queue holds them) and some run inline, so queued and finished task rows exist before the
+deletion. Then recall, context, activity and the admin are asked.
 """
 
 from __future__ import annotations
@@ -11,16 +14,22 @@ import pytest
 from django.contrib.sessions.models import Session
 from django.test import Client
 from django.utils import timezone
+from django_q.conf import Conf
+from django_q.models import OrmQ, Task
 from oauth2_provider.models import AccessToken
 
-from memories.models import Chunk, Memory, Provenance, PurgeRecord
+from memories.models import Chunk, ExportJob, Memory, Provenance, PurgeRecord
 from memories.portability.erasure import memory_purge
+from memories.taskrows import task_rows
 from scopes.models import Role, Scope
 from tests.factories import UserFactory, add_member
+from tests.fakes.anthropic_api import tool_answer
+from tests.memories.canonical_support import ENGLISH, GERMAN
 from tests.memories.erasure_support import (
     admin_shows,
     ok,
     scan,
+    scan_tasks,
     session_client,
     token_client,
     visible_to,
@@ -32,13 +41,44 @@ TEAM_MARKER = "vermilion-2290"  # written only in the deleted scope
 
 
 @pytest.fixture
-def victim(tenancy, kinds_seeded):
+def queued(fake_anthropic, django_capture_on_commit_callbacks, monkeypatch, settings, tmp_path):
+    """queued(sync=False): a block whose on-commit work runs, its tasks queued in django-q2's
+    ORM queue (or, sync, run inline with their results saved)."""
+    settings.DATA_DIR = tmp_path  # dashboard export files
+
+    def block(*, sync: bool = False):
+        monkeypatch.setattr(Conf, "SYNC", sync)
+        return django_capture_on_commit_callbacks(execute=True)
+
+    return block
+
+
+@pytest.fixture
+def victim(tenancy, kinds_seeded, queued, fake_anthropic):
     """A writer of the team with a personal scope full of things, tokens, an OAuth token, a
-    session, a failed sign-in, rate-limit counts, activity and idempotency records."""
+    session, a failed sign-in, rate-limit counts, activity and idempotency records, and
+    django-q2 rows of tasks about them: a translation and a dashboard export that ran, an
+    extraction, a translation and an export still queued. The team's owner has a translation
+    queued too (it must stay)."""
     user = UserFactory(username="zqvictim", password=PASSWORD)
     add_member(tenancy.team, user, Role.WRITER)
     client, token = token_client(user)
     personal = Scope.objects.get(owner=user, kind="personal").public_id
+    fake_anthropic.script(tool_answer(ENGLISH))
+    body = {"content": GERMAN, "kind": "decision", "scope": personal}
+    with queued(sync=True):
+        ok(client.post("/api/v1/memories", body, format="json"))
+    with queued():
+        ok(client.post("/api/v1/memories", dict(body, content=GERMAN + " Immer."), format="json"))
+    owner, _ = token_client(tenancy.owner)
+    with queued():
+        team_body = dict(body, content=GERMAN + " Im Team.", scope=tenancy.team.public_id)
+        ok(owner.post("/api/v1/memories", team_body, format="json"))
+    browser = session_client(user)
+    with queued(sync=True):
+        assert browser.post(f"/scopes/{personal}/exports/").status_code == 302
+    with queued():
+        assert browser.post(f"/scopes/{personal}/exports/").status_code == 302
     mine = ok(
         client.post(
             "/api/v1/memories",
@@ -52,13 +92,14 @@ def victim(tenancy, kinds_seeded):
             format="json",
         )
     )
-    ok(
-        client.post(
-            "/api/v1/ingest",
-            {"content": f"user: my locker is {MARKER}.", "source_kind": "transcript"},
-            format="json",
+    with queued():
+        ok(
+            client.post(
+                "/api/v1/ingest",
+                {"content": f"user: my locker is {MARKER}.", "source_kind": "transcript"},
+                format="json",
+            )
         )
-    )
     shared = ok(
         client.post(
             "/api/v1/memories",
@@ -79,7 +120,7 @@ def victim(tenancy, kinds_seeded):
     return user, token, mine["id"], shared["id"]
 
 
-def test_account_deletion_leaves_no_row_and_the_team_keeps_its_memory(tenancy, victim):
+def test_account_deletion_leaves_no_row_and_the_team_keeps_its_memory(tenancy, victim, settings):
     user, token, mine, shared = victim
     personal = Scope.objects.get(owner=user, kind="personal")
     keys = {
@@ -91,7 +132,29 @@ def test_account_deletion_leaves_no_row_and_the_team_keeps_its_memory(tenancy, v
     }
     strings = {MARKER, "zqvictim", personal.public_id, mine, token.public_id, f"user:{user.pk}"}
     strings |= set(Chunk.objects.filter(user=user).values_list("public_id", flat=True))
+    keys["memories_exportjob"] = set(
+        ExportJob.objects.filter(user=user).values_list("pk", flat=True)
+    )
     assert scan(keys=keys, strings=strings), "the scan finds the account before it is deleted"
+    # django-q2 holds tasks about the account, queued and finished, that a text scan misses.
+    about = scan_tasks(keys=keys, strings=strings)
+    for table, func in [
+        ("django_q_task", "canonicalize"),
+        ("django_q_task", "export_prepare"),
+        ("django_q_ormq", "canonicalize"),
+        ("django_q_ormq", "extract"),
+        ("django_q_ormq", "export_prepare"),
+    ]:
+        assert [line for line in about if line.startswith(table) and f".{func})" in line], (
+            table,
+            func,
+            about,
+        )
+    exports = list(settings.DATA_DIR.joinpath("exports").iterdir())
+    assert len(exports) == 1, "the export that ran left its file"
+    team_memory = Memory.objects.get(scope=tenancy.team, content__endswith="Im Team.")
+    team_tasks = {row.pk for row in task_rows() if row.names() == (Memory, [team_memory.pk])}
+    assert team_tasks
 
     # A token never deletes an account; the session must give the password again.
     client, _ = token_client(user)
@@ -105,6 +168,10 @@ def test_account_deletion_leaves_no_row_and_the_team_keeps_its_memory(tenancy, v
     assert not [
         s for s in Session.objects.all() if s.get_decoded().get("_auth_user_id") == str(user.pk)
     ]
+    assert not exports[0].exists()
+    # The team's own queued translation was not the account's: it stays.
+    assert set(OrmQ.objects.values_list("pk", flat=True)) == team_tasks
+    assert not Task.objects.filter(func__startswith="memories.").exists()
     # The team keeps what the person wrote there, anonymized.
     kept = Memory.objects.get(public_id=shared)
     assert kept.created_by_id is None

@@ -20,7 +20,7 @@ from tests.mcp_inproc import call_tool, structured
 from tests.security.surfaces import API_ROWS, OK, Row
 from tests.security.surfaces_pages import DASHBOARD_ROWS
 from tests.security.surfaces_tools import TOOL_ROWS
-from tests.security.world import build_world
+from tests.security.world import build_world, ready_export
 
 DEEP = json.loads("[" * 40 + "]" * 40)
 BAD_VALUES: dict[str, Any] = {
@@ -72,8 +72,11 @@ def rolled_back():
 
 
 @pytest.fixture
-def world(db, kinds_seeded):
-    return build_world()
+def world(db, kinds_seeded, settings, tmp_path):
+    settings.DATA_DIR = tmp_path  # where the world's dashboard export is written
+    world = build_world()
+    ready_export(world)
+    return world
 
 
 def named(details: Any) -> set[str]:
@@ -174,6 +177,7 @@ def _with_bad_ids(row: Row) -> list[str]:
         "{chunk}",
         "{conflict}",
         "{rule}",
+        "{export}",
     ):
         if placeholder in path:
             paths += [path.replace(placeholder, value) + mark + query for value in PATH_VALUES]
@@ -265,3 +269,26 @@ def test_dashboard_bad_query_and_path_values(world, path: str):
     assert response.status_code < 500, response.status_code
     if "/memories/" in path or "/scopes/" in path:
         assert response.status_code == 404
+
+
+def test_dashboard_account_deletion_form_never_answers_5xx(world):
+    """The owner's row answers 409 (sole admin), so the matrix above skips it: an outsider,
+    whose account could go, sends every bad value instead."""
+    [row] = [row for row in DASHBOARD_ROWS if row.route == "dashboard:account_delete"]
+    client = world.browser("outsider")
+    for field in [*row.body, "delete_shared_writes"]:
+        for name, value in FORM_VALUES.items():
+            with rolled_back():
+                response = client.post(row.path, dict(row.body, **{field: value}))
+            assert response.status_code < 500, (field, name, response.status_code)
+
+
+@pytest.mark.parametrize(
+    "row",
+    [r for r in DASHBOARD_ROWS if r.method == "get" and "{export}" in r.path],
+    ids=lambda row: row.id,
+)
+def test_dashboard_export_pages_answer_404_to_bad_ids(world, row: Row):
+    client = world.browser("owner")
+    for template in _with_bad_ids(row):
+        assert client.get(world.fill(template)).status_code == 404, template

@@ -14,7 +14,16 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from memories.capture.ingest import IngestInput, chunk_ingest
-from memories.models import Conflict, ConflictStatus, Memory, Relation, Rule, RuleStatus
+from memories.models import (
+    Conflict,
+    ConflictStatus,
+    ExportJob,
+    Memory,
+    Relation,
+    Rule,
+    RuleStatus,
+)
+from memories.portability.prepared import export_job_run, export_job_start
 from memories.recall import recall as search
 from memories.services.lifecycle import memory_forget
 from memories.services.remember import RememberInput, memory_remember
@@ -162,7 +171,10 @@ def build_world() -> World:
         text=f"Say {MARKER} at the vault door.",
         position=1,
     )
+    # The owner's export of the team on the dashboard (`ready_export` writes its file).
+    export = export_job_start(actor=owner_actor, scope=team)
     ids = {
+        "export": export.public_id,
         "chunk": chunk.public_id,
         "rule": rule.public_id,
         "conflict": conflict.public_id,
@@ -176,3 +188,9 @@ def build_world() -> World:
         "as_of": timezone.now().astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
     }
     return World(users=users, team=team, ids=ids, secrets=secrets)
+
+
+def ready_export(world: World) -> None:
+    """Write the world's dashboard export to its file under ZM_DATA_DIR (set it to a temporary
+    directory first), as the worker would."""
+    export_job_run(job_id=ExportJob.objects.get(public_id=world.ids["export"]).pk)
