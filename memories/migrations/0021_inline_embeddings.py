@@ -14,7 +14,7 @@ TABLES = ("memories_memory", "memories_memorywindow")
 
 
 class Migration(migrations.Migration):
-    dependencies = [("memories", "0018_validity")]
+    dependencies = [("memories", "0019_export_jobs")]
 
     operations = [
         migrations.RunSQL(
