@@ -12,6 +12,7 @@ import json
 import os
 import sys
 import threading
+from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -32,59 +33,79 @@ WINDOW_OVERLAP_TOKENS = 32
 BATCH_SIZE = 64
 SMALL_BATCH = 8
 # One forward pass (a turn) reads at most this many characters (each text counted up to what the
-# model reads of it, about TEXT_CHARS): 16 long texts take about 0.2 s on one core, so that is
-# the longest a query waits behind a batch. Long texts also run faster in small passes.
+# model reads of it, about TEXT_CHARS): 16 long texts take about 0.2 s on one core with AVX-512
+# and over a second without, so that is how long one batch waits for another's pass (a query
+# does not wait: it runs beside it). Long texts also run faster in small passes.
 TURN_CHARS = 16_384
 TEXT_CHARS = 1024
 _CORES = os.cpu_count() or 1
 
 _lock = threading.Lock()  # loading the model
+_tokenizing = threading.Lock()  # the model's tokenizer, shared by passes side by side
 _thread_limit: int | None = None  # a task process's bound (memories.background)
 
 
-class _Turns:
-    """One forward pass at a time per process (its threads already have the cores it may use).
-    A few texts (a query, a single memory) go before the next pass of a large batch, so one
-    writer's batch never holds everybody's recall behind it; after SHORT_AHEAD short passes
-    have gone ahead of a waiting batch pass, that pass goes next, so a stream of queries
-    cannot starve a batch either."""
-
-    SHORT_AHEAD = 4
+class _FairLock:
+    """A lock taken in the order it was asked for: a thread that lets it go and asks again
+    queues behind those already waiting."""
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
-        self._busy = False
-        self._waiting = {True: 0, False: 0}  # short, long
-        self._ahead = 0  # short passes that went ahead of a waiting long one
+        self._queue: deque[object] = deque()
+        self._held = False
+
+    def locked(self) -> bool:
+        return self._held
+
+    def __enter__(self) -> None:
+        ticket = object()
+        with self._cond:
+            self._queue.append(ticket)
+            self._cond.wait_for(lambda: not self._held and self._queue[0] is ticket)
+            self._queue.popleft()
+            self._held = True
+
+    def __exit__(self, *exc: object) -> None:
+        with self._cond:
+            self._held = False
+            self._cond.notify_all()
+
+
+class _Turns:
+    """Forward passes of a process: one pass of a batch at a time, one pass of a few texts (a
+    query, a single memory) at a time, and the two side by side. A batch runs in passes of at
+    most TURN_CHARS characters, each its process's cores at work for up to a second or two on
+    a CPU without wide vector units; a query asked meanwhile runs beside it rather than after
+    it, so one writer's batch never holds everybody's recall behind it. Two batches still take
+    turns pass by pass, so neither waits for the other's end."""
+
+    def __init__(self) -> None:
+        self._kinds = {True: _FairLock(), False: _FairLock()}  # short, long
+        self._count = threading.Lock()
+        self._running = 0
 
     @property
     def busy(self) -> bool:
         """Whether a pass runs now."""
-        return self._busy
+        return self._running > 0
 
-    def _may_go(self, short: bool) -> bool:
-        if self._busy:
-            return False
-        if short:
-            return not self._waiting[False] or self._ahead < self.SHORT_AHEAD
-        return not self._waiting[True] or self._ahead >= self.SHORT_AHEAD
+    @property
+    def batch_running(self) -> bool:
+        """Whether a batch's pass runs now."""
+        return self._kinds[False].locked()
 
     @contextmanager
-    def turn(self, *, short: bool) -> Iterator[None]:
-        with self._cond:
-            self._waiting[short] += 1
+    def turn(self, *, short: bool) -> Iterator[bool]:
+        """Runs one pass; yields whether it runs alone (then it may set the thread count)."""
+        with self._kinds[short]:
+            with self._count:
+                self._running += 1
+                alone = self._running == 1
             try:
-                self._cond.wait_for(lambda: self._may_go(short))
+                yield alone
             finally:
-                self._waiting[short] -= 1
-            self._ahead = self._ahead + 1 if short and self._waiting[False] else 0
-            self._busy = True
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._busy = False
-                self._cond.notify_all()
+                with self._count:
+                    self._running -= 1
 
 
 _turns = _Turns()
@@ -198,10 +219,12 @@ def embed_texts(texts: list[str]) -> list[list[float]]:
     order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
     vectors: list[list[float]] = [[] for _ in texts]
     for chunk in _passes(order, texts):
-        with _turns.turn(short=short), torch.inference_mode():
-            if torch.get_num_threads() != threads:
+        with _turns.turn(short=short) as alone, torch.inference_mode():
+            # The thread count is the process's: only a pass that runs alone changes it.
+            if alone and torch.get_num_threads() != threads:
                 torch.set_num_threads(threads)
-            features = model.preprocess([texts[i] for i in chunk])
+            with _tokenizing:  # the model's tokenizer sets its truncation on every call
+                features = model.preprocess([texts[i] for i in chunk])
             output = model.forward(features)["sentence_embedding"].float()
             output = torch.nn.functional.normalize(output, p=2, dim=1)
         for i, vector in zip(chunk, output.tolist(), strict=True):

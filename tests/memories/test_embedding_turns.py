@@ -1,5 +1,6 @@
-"""A large batch of embeddings never holds a query behind it: the batch runs in passes, and a
-query asked meanwhile goes before the next pass."""
+"""A large batch of embeddings never holds a query behind it: a query asked while one of the
+batch's passes runs is answered beside that pass, not after it; two batches take turns pass by
+pass."""
 
 from __future__ import annotations
 
@@ -12,25 +13,44 @@ import numpy as np
 from memories import embeddings
 
 
-def test_a_query_asked_during_a_batch_is_answered_before_the_batch_ends():
+def test_a_query_asked_during_a_batch_pass_is_answered_before_that_pass_ends():
     rng = random.Random(3)
+    # One pass of long texts: seconds of work, far longer than a query's pass.
     texts = [
         " ".join("".join(rng.choices(string.ascii_lowercase, k=7)) for _ in range(150))
-        for _ in range(300)
+        for _ in range(embeddings.BATCH_SIZE)
     ]
     query = "How do we verify payment webhook signatures?"
     alone = embeddings.embed_query(query)
     batch = threading.Thread(target=embeddings.embed_texts, args=(texts,))
     batch.start()
-    started = threading.Event()
-    while batch.is_alive() and not started.wait(0.01):  # until the batch's first pass runs
-        if embeddings._turns.busy:
-            started.set()
+    while batch.is_alive() and not embeddings._turns.batch_running:
+        threading.Event().wait(0.005)
+    assert embeddings._turns.batch_running, "the batch's pass never started"
     answer = embeddings.embed_query(query)
-    during = batch.is_alive()
+    during = embeddings._turns.batch_running
     batch.join()
-    assert started.is_set() and during, "the query waited for the whole batch"
+    assert during, "the query waited for the batch's pass"
     assert np.allclose(answer, alone, atol=1e-5)
+
+
+def test_two_batches_take_turns_pass_by_pass():
+    """A second batch does not wait for the whole of the first: their passes alternate."""
+    rng = random.Random(6)
+    texts = [
+        " ".join("".join(rng.choices(string.ascii_lowercase, k=7)) for _ in range(150))
+        for _ in range(embeddings.BATCH_SIZE * 3)
+    ]
+    embeddings.embed_query("warm up")
+    first = threading.Thread(target=embeddings.embed_texts, args=(texts,))
+    first.start()
+    while first.is_alive() and not embeddings._turns.batch_running:
+        threading.Event().wait(0.005)
+    second = embeddings.embed_texts(texts[: embeddings.BATCH_SIZE])
+    finished_first = not first.is_alive()
+    first.join()
+    assert len(second) == embeddings.BATCH_SIZE
+    assert not finished_first, "the second batch waited for the whole first one"
 
 
 def test_a_stream_of_queries_does_not_starve_a_batch():
