@@ -34,7 +34,7 @@ INSERT INTO memories_memory (
     public_id, scope_id, kind_id, content, content_original, content_lang, content_hash,
     content_revision, translation_status, translation_attempts, translation_error,
     translation_claim, author_kind, agent_name, valid, forgotten_at, forgotten_reason,
-    recall_count, created_at, updated_at
+    recall_count, valid_from, valid_until, validity_gaps, created_at, updated_at
 )
 SELECT
     'mem_' || lpad(to_hex(i), 26, '0'), %(scope)s,
@@ -46,7 +46,8 @@ SELECT
     md5('bench-' || i), 1, CASE WHEN i %% 7 = 0 THEN 'done' ELSE 'skipped' END, 0, '', '',
     'agent', 'bench', i %% 10 <> 0,
     CASE WHEN i %% 10 = 0 THEN now() END, CASE WHEN i %% 10 = 0 THEN 'Retired.' ELSE '' END,
-    0, now() - make_interval(secs => i), now()
+    0, now() - make_interval(secs => i), CASE WHEN i %% 10 = 0 THEN now() END, false,
+    now() - make_interval(secs => i), now()
 FROM generate_series(1, %(n)s) AS i
 """
 PROVENANCE = """
@@ -65,6 +66,11 @@ INSERT INTO memories_memoryversion (
 SELECT id, 1, kind_id, 'An earlier text of ' || public_id, '', 'en', created_at
 FROM memories_memory WHERE scope_id = %(scope)s AND id %% 10 = 3
 """
+PERIODS = """
+INSERT INTO memories_validityperiod (memory_id, valid_from, valid_until, started, ended)
+SELECT id, valid_from, valid_until, 'created', CASE WHEN valid THEN '' ELSE 'forgotten' END
+FROM memories_memory WHERE scope_id = %(scope)s
+"""
 
 
 def seed(memories: int) -> dict:
@@ -75,7 +81,7 @@ def seed(memories: int) -> dict:
     scope = get_user_model().objects.get(username="exporter").owned_scopes.get(kind="personal")
     started = time.perf_counter()
     with connection.cursor() as cursor:
-        for statement in (SEED, PROVENANCE, VERSIONS):
+        for statement in (SEED, PROVENANCE, VERSIONS, PERIODS):
             cursor.execute(statement, {"scope": scope.pk, "n": memories})
         cursor.execute("ANALYZE")
     print(f"  seeded {memories} memories in SQL in {time.perf_counter() - started:.0f} s")
