@@ -74,7 +74,9 @@ PERIOD_COLUMNS = (
 
 
 def provenance_fields(row: tuple) -> dict[str, Any]:
-    _, source, absorbed, author, creator, client, conversation, path, chunk, verbatim, text, at = row
+    _, source, absorbed, author, creator, client, conversation, path, chunk, verbatim, text, at = (
+        row
+    )
     return {
         "source": source,
         "absorbed": absorbed,

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import UTC, datetime
 from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import yaml
@@ -66,6 +66,16 @@ _YAML_BREAKS = re.compile("[\x7f-\x9f\u2028\u2029\ufeff]")
 
 # The encoder `json.dumps` would build on every call with these options, built once.
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": ")).encode
+_encode_string = json.encoder.encode_basestring  # what that encoder does with a str
+
+
+def _flow(value: Any) -> str:
+    """A value as JSON, the encoder skipped for the scalars most fields hold."""
+    if type(value) is str:
+        return _encode_string(value)
+    if value is None:
+        return "null"
+    return _encode(value)
 
 
 def _escape_break(match: re.Match) -> str:
@@ -77,7 +87,7 @@ def dump_front_matter(fields: dict[str, Any]) -> str:
     JSON is YAML: strings double-quoted with escapes (so no value spans lines), on one line;
     the few characters YAML alone reads as breaks are escaped as well (keys have none of
     them, so the whole text is searched once). PyYAML's own emitter was 1 ms a memory."""
-    text = "".join([f"{key}: {_encode(value)}\n" for key, value in fields.items()])
+    text = "".join([f"{key}: {_flow(value)}\n" for key, value in fields.items()])
     return _YAML_BREAKS.sub(_escape_break, text)
 
 

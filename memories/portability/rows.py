@@ -12,9 +12,16 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from django.db.models import Q, QuerySet
+from django.db.models.expressions import RawSQL
 
-from memories.models import Conflict, ConflictStatus, Memory, MemoryVersion, Provenance
-from memories.models import ValidityPeriod
+from memories.models import (
+    Conflict,
+    ConflictStatus,
+    Memory,
+    MemoryVersion,
+    Provenance,
+    ValidityPeriod,
+)
 from memories.portability.fields import (
     MEMORY_COLUMNS,
     PERIOD_COLUMNS,
@@ -31,10 +38,16 @@ from scopes.models import Scope
 PAGE = 2000
 
 
+def _among(ids: list[int]) -> RawSQL:
+    """The page's memory ids as one array parameter: `IN (%s, %s, …)` with 2,000 of them cost
+    more to build and parse than the query takes to run."""
+    return RawSQL("SELECT unnest(%s::bigint[])", (ids,))
+
+
 def _grouped(
     rows: QuerySet, columns: tuple[str, ...], fields: Callable[[tuple], dict[str, Any]]
 ) -> dict[int, list[dict[str, Any]]]:
-    """Rows of a related table by memory (the first column), in the order the query gives."""
+    """Rows of a related table by memory (the first column, which the query orders by first)."""
     found: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for row in rows.values_list(*columns):
         found[row[0]].append(fields(row))
@@ -45,7 +58,7 @@ def _disputes(ids: list[int]) -> dict[int, list[str]]:
     """The open queue items each memory is in (its dispute marks)."""
     marks: dict[int, list[str]] = defaultdict(list)
     rows = Conflict.objects.filter(status=ConflictStatus.OPEN).filter(
-        Q(memory_a_id__in=ids) | Q(memory_b_id__in=ids)
+        Q(memory_a_id__in=_among(ids)) | Q(memory_b_id__in=_among(ids))
     )
     for public_id, a, b in rows.values_list("public_id", "memory_a_id", "memory_b_id"):
         for memory_id in {a, b} - {None}:
@@ -54,23 +67,24 @@ def _disputes(ids: list[int]) -> dict[int, list[str]]:
 
 
 def _related(ids: list[int]) -> Iterator[tuple[int, Related]]:
+    page = _among(ids)
     provenance = _grouped(
-        Provenance.objects.filter(memory_id__in=ids).order_by("memory_id", "created_at", "id"),
+        Provenance.objects.filter(memory_id__in=page).order_by("memory_id", "created_at", "id"),
         PROVENANCE_COLUMNS,
         provenance_fields,
     )
     versions = _grouped(
-        MemoryVersion.objects.filter(memory_id__in=ids).order_by("memory_id", "number"),
+        MemoryVersion.objects.filter(memory_id__in=page).order_by("memory_id", "number"),
         VERSION_COLUMNS,
         version_fields,
     )
     periods = _grouped(
-        ValidityPeriod.objects.filter(memory_id__in=ids).order_by("memory_id", "valid_from", "id"),
+        ValidityPeriod.objects.filter(memory_id__in=page).order_by("memory_id", "valid_from", "id"),
         PERIOD_COLUMNS,
         period_fields,
     )
     supersedes: dict[int, list[str]] = defaultdict(list)
-    later = Memory.objects.filter(superseded_by_id__in=ids)
+    later = Memory.objects.filter(superseded_by_id__in=page)
     for newer, public_id in later.values_list("superseded_by_id", "public_id"):
         supersedes[newer].append(public_id)
     disputes = _disputes(ids)
