@@ -1,15 +1,17 @@
 """Export over HTTP: memories per second and the server's memory while it streams the zip.
 
-    .venv/bin/python bench/export.py [--memories 100000] [--fresh]
+    .venv/bin/python bench/export.py [--memories 100000] [--runs 1] [--fresh]
 
 Starts `manage.py serve` as `make run` does, with its own data directory
 (bench/.cache/export-<memories>/, kept for the next run). The first time, it fills the caller's
 personal scope with memories straight in SQL (export reads no embedding, so none is computed:
 writing 100,000 through the API would take the embedding model an hour here), each with a
-provenance row and every tenth with a version and a forgotten state. Then it downloads
-`GET /api/v1/scopes/{id}/export` from this process and prints memories per second and the
-peak resident memory of the server's Python processes, sampled every 20 ms, beside their idle
-baseline measured just before in the same run. The archive is checked (manifest, counts).
+provenance row and a validity period, every tenth forgotten, every tenth other one with a
+version, one in seven translated. Then it downloads `GET /api/v1/scopes/{id}/export` from this
+process `--runs` times and prints memories per second (each run and the median), the time to
+the first byte, and the peak resident memory of the server's Python processes (web, worker),
+sampled every 20 ms, beside their idle baseline measured just before in the same run, in all
+and per process. Each archive is checked (manifest, counts).
 """
 
 from __future__ import annotations
