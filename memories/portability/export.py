@@ -89,6 +89,9 @@ class _Files:
         self._last = ""
 
     def add(self, path: str, data: bytes) -> None:
+        # Entries come sorted by construction (directories and kinds sorted as paths, ids of
+        # one length in lowercase ASCII from the database): a manifest in another order would
+        # be another archive, so a break of that is an error, not a reordering.
         if path <= self._last:
             raise RuntimeError(f"export entries out of path order at {path}")
         line = fmt.manifest_line(path, hashlib.sha256(data).hexdigest(), first=not self._last)
