@@ -1,10 +1,11 @@
 """Export: scopes as a zip of markdown files, written as it is read, in bounded memory.
 
-The archive is produced by a generator: each memory file is compressed into a small buffer and
-its bytes are handed on before the next rows are read, so memory use does not grow with the
-scope. Rows are read in pages of `PAGE` by keyset (never all at once), each page with its
-provenance, versions and open queue items fetched in one query each. Python's zipfile writes
-to a stream that cannot seek (a data descriptor after each entry), so no library is needed.
+The archive is produced by a generator: memories are read in pages (`memories.portability.rows`),
+each memory file is deflated as it is made, and the bytes are handed on in parts of about
+`PART_BYTES` (each part a hop from the server's worker thread to its event loop) before more
+rows are read. The zip's central directory and the manifest's list of files collect in spooled
+temporary files (in memory while small, on disk past a few MB), so memory use does not grow
+with the scope.
 
 Determinism: entries in sorted path order with a fixed date and fixed attributes, the manifest
 last; the same rows always give the same bytes.
@@ -13,31 +14,29 @@ last; the same rows always give the same bytes.
 from __future__ import annotations
 
 import hashlib
-import zipfile
-from collections import defaultdict
+import tempfile
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import F, Prefetch, Q
+from django.db.models import Prefetch
 
-from memories.models import (
-    Conflict,
-    ConflictAction,
-    ConflictStatus,
-    Memory,
-    MemoryVersion,
-    Provenance,
-    ValidityPeriod,
-)
+from memories.models import Conflict, ConflictAction, Memory
 from memories.portability import format as fmt
-from memories.portability.fields import conflict_fields, memory_fields
+from memories.portability.fields import conflict_fields
+from memories.portability.rows import PAGE, memory_rows
+from memories.portability.zipstream import ZipStream
 from scopes.models import Scope
 
-PAGE = 500
-# 1980-01-01, the earliest time a zip entry can carry: every entry has it.
-ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 ZIP_LEVEL = 6
+PART_BYTES = 1 << 18
+_SPOOL_BYTES = 4 << 20
+
+
+def _as_path(name: str) -> str:
+    """The key that sorts directory names as the paths that start with them sort ("a-b/"
+    before "a/", as `-` comes before `/`)."""
+    return f"{name}/"
 
 
 def scope_directories(scopes: Iterable[Scope]) -> list[tuple[str, Scope]]:
@@ -49,77 +48,19 @@ def scope_directories(scopes: Iterable[Scope]) -> list[tuple[str, Scope]]:
         (scope.slug if slugs.count(scope.slug) == 1 else f"{scope.slug}-{scope.public_id}", scope)
         for scope in scopes
     ]
-    return sorted(named, key=lambda pair: pair[0])
+    return sorted(named, key=lambda pair: _as_path(pair[0]))
 
 
-def _pages(scope: Scope, kind: str, live: bool) -> Iterator[list[Memory]]:
-    """The scope's memories of one kind and section, by id, a page at a time. Ids are a fixed
-    prefix and 26 lowercase letters and digits, so the database orders them as the zip does."""
-    rows = (
-        Memory.objects.filter(scope=scope, kind_id=kind, valid=live)
-        .defer("embedding", "search_vector", "content_hash")
-        .annotate(
-            scope_public_id=F("scope__public_id"),
-            author_username=F("created_by__username"),
-            forgotten_by_name=F("forgotten_by__username"),
-            superseded_by_public_id=F("superseded_by__public_id"),
-        )
-        .prefetch_related(
-            Prefetch(
-                "provenance",
-                queryset=Provenance.objects.select_related("created_by").order_by(
-                    "created_at", "id"
-                ),
-            ),
-            Prefetch(
-                "versions",
-                queryset=MemoryVersion.objects.select_related("edited_by").order_by("number"),
-            ),
-            Prefetch(
-                "supersedes", queryset=Memory.objects.only("id", "public_id", "superseded_by")
-            ),
-            Prefetch(
-                "validity_periods",
-                queryset=ValidityPeriod.objects.select_related(
-                    "started_by", "ended_by", "replaced_by"
-                ).order_by("valid_from", "id"),
-            ),
-        )
-        .order_by("public_id")
-    )
-    last = ""
-    while True:
-        page = list(rows.filter(public_id__gt=last)[:PAGE])
-        if not page:
-            return
-        yield page
-        last = page[-1].public_id
-
-
-def _disputes(memories: list[Memory]) -> dict[int, list[str]]:
-    """The open queue items each memory is in (its dispute marks)."""
-    ids = [memory.id for memory in memories]
-    marks: dict[int, list[str]] = defaultdict(list)
-    rows = Conflict.objects.filter(status=ConflictStatus.OPEN).filter(
-        Q(memory_a_id__in=ids) | Q(memory_b_id__in=ids)
-    )
-    for public_id, a, b in rows.values_list("public_id", "memory_a_id", "memory_b_id"):
-        for memory_id in {a, b} - {None}:
-            marks[memory_id].append(public_id)
-    return {memory_id: sorted(found) for memory_id, found in marks.items()}
-
-
-def _memory_entries(directories: list[tuple[str, Scope]], *, live: bool) -> Iterator[Any]:
+def _memory_entries(
+    directories: list[tuple[str, Scope]], *, live: bool
+) -> Iterator[tuple[Scope, str, bytes]]:
     section = fmt.LIVE_DIR if live else fmt.ARCHIVE_DIR
     for directory, scope in directories:
         kinds = Memory.objects.filter(scope=scope, valid=live).values_list("kind_id", flat=True)
-        for kind in sorted(set(kinds.distinct())):
-            for page in _pages(scope, kind, live):
-                disputes = _disputes(page)
-                for memory in page:
-                    fields = memory_fields(memory, disputed=disputes.get(memory.id, []))
-                    path = f"{section}/{directory}/{kind}/{memory.public_id}.md"
-                    yield scope, path, fmt.memory_file(fields, memory.content)
+        for kind in sorted(set(kinds.distinct()), key=_as_path):
+            for public_id, fields, content in memory_rows(scope=scope, kind=kind, live=live):
+                path = f"{section}/{directory}/{kind}/{public_id}.md"
+                yield scope, path, fmt.memory_file(fields, content)
 
 
 def _conflicts(scopes: list[Scope]) -> list[dict[str, Any]]:
@@ -140,22 +81,28 @@ def _conflicts(scopes: list[Scope]) -> list[dict[str, Any]]:
     return [conflict_fields(conflict) for conflict in rows.iterator(chunk_size=PAGE)]
 
 
-class _Sink:
-    """Where the zip writer writes: bytes collect here until the generator hands them on."""
+class _Files:
+    """The manifest's `path: sha256` pairs, spooled as they are made (in path order)."""
 
     def __init__(self) -> None:
-        self._parts: list[bytes] = []
+        self._lines = tempfile.SpooledTemporaryFile(max_size=_SPOOL_BYTES)  # noqa: SIM115
+        self._last = ""
 
-    def write(self, data: bytes) -> int:
-        self._parts.append(bytes(data))
-        return len(data)
+    def add(self, path: str, data: bytes) -> None:
+        # Entries come sorted by construction (directories and kinds sorted as paths, ids of
+        # one length in lowercase ASCII from the database): a manifest in another order would
+        # be another archive, so a break of that is an error, not a reordering.
+        if path <= self._last:
+            raise RuntimeError(f"export entries out of path order at {path}")
+        line = fmt.manifest_line(path, hashlib.sha256(data).hexdigest(), first=not self._last)
+        self._lines.write(line)
+        self._last = path
 
-    def flush(self) -> None:
-        pass
-
-    def take(self) -> bytes:
-        data, self._parts = b"".join(self._parts), []
-        return data
+    def lines(self) -> Iterator[bytes]:
+        self._lines.seek(0)
+        while chunk := self._lines.read(PART_BYTES):
+            yield chunk
+        self._lines.close()
 
 
 @dataclass
@@ -163,15 +110,78 @@ class _Counts:
     memories: int = 0
     archived: int = 0
     conflicts: int = 0
-    files: dict[str, str] = field(default_factory=dict)
 
 
-def _entry(path: str) -> zipfile.ZipInfo:
-    info = zipfile.ZipInfo(path, date_time=ZIP_DATE)
-    info.compress_type = zipfile.ZIP_DEFLATED
-    info.create_system = 3
-    info.external_attr = 0o100644 << 16
-    return info
+def _manifest(directories: list[tuple[str, Scope]], counts: dict[int, _Counts]) -> dict:
+    return {
+        "format": fmt.FORMAT_NAME,
+        "format_version": fmt.FORMAT_VERSION,
+        "server_version": fmt.SERVER_VERSION,
+        "scopes": [
+            {
+                "id": scope.public_id,
+                "name": scope.name,
+                "slug": scope.slug,
+                "kind": scope.kind,
+                "directory": directory,
+                "memories": counts[scope.id].memories,
+                "archived": counts[scope.id].archived,
+                "conflicts": counts[scope.id].conflicts,
+            }
+            for directory, scope in directories
+        ],
+        "server_assigned": fmt.SERVER_ASSIGNED,
+    }
+
+
+def _parts(pieces: Iterable[bytes]) -> Iterator[bytes]:
+    """The pieces joined into parts of at least `PART_BYTES` (the last one maybe smaller)."""
+    held: list[bytes] = []
+    size = 0
+    for piece in pieces:
+        held.append(piece)
+        size += len(piece)
+        if size >= PART_BYTES:
+            yield b"".join(held)
+            held, size = [], 0
+    if held:
+        yield b"".join(held)
+
+
+def _zip_pieces(
+    directories: list[tuple[str, Scope]], progress: Callable[[int], None]
+) -> Iterator[bytes]:
+    scope_list = [scope for _, scope in directories]
+    counts: dict[int, _Counts] = {scope.id: _Counts() for scope in scope_list}
+    files = _Files()
+    zipped = ZipStream(level=ZIP_LEVEL)
+
+    def entry(path: str, data: bytes) -> bytes:
+        files.add(path, data)
+        return zipped.entry(path, data)
+
+    written = 0
+    for scope, path, data in _memory_entries(directories, live=False):
+        counts[scope.id].archived += 1
+        written += 1
+        progress(written)
+        yield entry(path, data)
+    conflicts = _conflicts(scope_list)
+    by_public = {scope.public_id: scope.id for scope in scope_list}
+    for conflict in conflicts:
+        counts[by_public[conflict["scope"]]].conflicts += 1
+    yield entry(fmt.CONFLICTS, fmt.json_file(conflicts))
+    del conflicts
+    for scope, path, data in _memory_entries(directories, live=True):
+        counts[scope.id].memories += 1
+        written += 1
+        progress(written)
+        yield entry(path, data)
+    yield zipped.begin(fmt.MANIFEST)
+    for part in _parts(fmt.manifest_parts(_manifest(directories, counts), files.lines())):
+        yield zipped.feed(part)
+    yield zipped.end()
+    yield from zipped.finish()
 
 
 def export_archive(
@@ -180,62 +190,11 @@ def export_archive(
     """The zip of these scopes (which the caller obtained through the access module), as a
     stream of byte strings. `progress`, if given, hears how many memories are written so far,
     after each one."""
-    directories = scope_directories(scopes)
-    scope_list = [scope for _, scope in directories]
-    counts: dict[int, _Counts] = {scope.id: _Counts() for scope in scope_list}
-    digests: dict[str, str] = {}
-    sink = _Sink()
+    yield from _parts(_zip_pieces(scope_directories(scopes), progress or _unheard))
 
-    written = 0
 
-    def write(archive: zipfile.ZipFile, path: str, data: bytes) -> bytes:
-        archive.writestr(_entry(path), data, compresslevel=ZIP_LEVEL)
-        digests[path] = hashlib.sha256(data).hexdigest()
-        return sink.take()
-
-    def written_one() -> None:
-        nonlocal written
-        written += 1
-        if progress is not None:
-            progress(written)
-
-    with zipfile.ZipFile(sink, mode="w") as archive:
-        for scope, path, data in _memory_entries(directories, live=False):
-            counts[scope.id].archived += 1
-            written_one()
-            yield write(archive, path, data)
-        conflicts = _conflicts(scope_list)
-        by_public = {scope.public_id: scope.id for scope in scope_list}
-        for conflict in conflicts:
-            counts[by_public[conflict["scope"]]].conflicts += 1
-        yield write(archive, fmt.CONFLICTS, fmt.json_file(conflicts))
-        del conflicts
-        for scope, path, data in _memory_entries(directories, live=True):
-            counts[scope.id].memories += 1
-            written_one()
-            yield write(archive, path, data)
-        manifest = {
-            "format": fmt.FORMAT_NAME,
-            "format_version": fmt.FORMAT_VERSION,
-            "server_version": fmt.SERVER_VERSION,
-            "scopes": [
-                {
-                    "id": scope.public_id,
-                    "name": scope.name,
-                    "slug": scope.slug,
-                    "kind": scope.kind,
-                    "directory": directory,
-                    "memories": counts[scope.id].memories,
-                    "archived": counts[scope.id].archived,
-                    "conflicts": counts[scope.id].conflicts,
-                }
-                for directory, scope in directories
-            ],
-            "server_assigned": fmt.SERVER_ASSIGNED,
-            "files": dict(sorted(digests.items())),
-        }
-        archive.writestr(_entry(fmt.MANIFEST), fmt.json_file(manifest), compresslevel=ZIP_LEVEL)
-    yield sink.take()
+def _unheard(count: int) -> None:
+    """No one listens to the progress."""
 
 
 def export_size_hint(*, scopes: Iterable[Scope]) -> int:

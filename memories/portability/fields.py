@@ -2,16 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from memories.models import (
-    Conflict,
-    ConflictAction,
-    Memory,
-    MemoryVersion,
-    Provenance,
-    ValidityPeriod,
-)
+from memories.models import Conflict, ConflictAction, MemoryState
 from memories.portability import format as fmt
 
 
@@ -19,80 +13,173 @@ def _name(user: Any) -> str | None:
     return user.get_username() if user is not None else None
 
 
-def _provenance_fields(row: Provenance) -> dict[str, Any]:
+# The export reads rows as tuples of these columns (`values_list`), one query per table per page
+# of memories: model instances cost more than everything else an export does.
+MEMORY_COLUMNS = (
+    "id",
+    "public_id",
+    "kind_id",
+    "content",
+    "valid",
+    "superseded_by_id",
+    "author_kind",
+    "agent_name",
+    "created_by__username",
+    "created_at",
+    "updated_at",
+    "content_lang",
+    "translation_status",
+    "content_original",
+    "forgotten_at",
+    "forgotten_reason",
+    "forgotten_by__username",
+    "restored_at",
+    "superseded_by__public_id",
+    "superseded_at",
+)
+PROVENANCE_COLUMNS = (
+    "memory_id",
+    "source_kind",
+    "absorbed",
+    "author_name",
+    "created_by__username",
+    "client_name",
+    "conversation_id",
+    "source_path",
+    "chunk_hash",
+    "verbatim",
+    "written_text",
+    "created_at",
+)
+VERSION_COLUMNS = (
+    "memory_id",
+    "number",
+    "kind_id",
+    "content",
+    "content_original",
+    "content_lang",
+    "edited_by__username",
+    "created_at",
+)
+PERIOD_COLUMNS = (
+    "memory_id",
+    "valid_from",
+    "valid_until",
+    "started",
+    "ended",
+    "started_by__username",
+    "ended_by__username",
+    "replaced_by__public_id",
+)
+
+
+def provenance_fields(row: tuple) -> dict[str, Any]:
+    _, source, absorbed, author, creator, client, conversation, path, chunk, verbatim, text, at = (
+        row
+    )
     return {
-        "source": row.source_kind,
-        "absorbed": row.absorbed,
-        "author": row.author_name or _name(row.created_by) or "",
-        "client": row.client_name,
-        "conversation": row.conversation_id,
-        "path": row.source_path,
-        "chunk_hash": row.chunk_hash,
-        "verbatim": row.verbatim,
-        "written_text": row.written_text,
-        "created": fmt.when(row.created_at),
+        "source": source,
+        "absorbed": absorbed,
+        "author": author or creator or "",
+        "client": client,
+        "conversation": conversation,
+        "path": path,
+        "chunk_hash": chunk,
+        "verbatim": verbatim,
+        "written_text": text,
+        "created": fmt.when(at),
     }
 
 
-def _version_fields(row: MemoryVersion) -> dict[str, Any]:
+def version_fields(row: tuple) -> dict[str, Any]:
+    _, number, kind, content, original, language, edited_by, at = row
     return {
-        "number": row.number,
-        "kind": row.kind_id,
-        "content": row.content,
-        "original": row.content_original,
-        "language": row.content_lang,
-        "edited_by": _name(row.edited_by),
-        "created": fmt.when(row.created_at),
+        "number": number,
+        "kind": kind,
+        "content": content,
+        "original": original,
+        "language": language,
+        "edited_by": edited_by,
+        "created": fmt.when(at),
     }
 
 
-def _period_fields(row: ValidityPeriod) -> dict[str, Any]:
+def period_fields(row: tuple) -> dict[str, Any]:
+    _, start, until, started, ended, started_by, ended_by, replaced_by = row
     return {
-        "from": fmt.when(row.valid_from),
-        "until": fmt.when(row.valid_until),
-        "started": row.started,
-        "ended": row.ended,
-        "started_by": _name(row.started_by),
-        "ended_by": _name(row.ended_by),
-        "replaced_by": row.replaced_by.public_id if row.replaced_by_id else None,
+        "from": fmt.when(start),
+        "until": fmt.when(until),
+        "started": started,
+        "ended": ended,
+        "started_by": started_by,
+        "ended_by": ended_by,
+        "replaced_by": replaced_by,
     }
 
 
-def memory_fields(memory: Memory, *, disputed: list[str]) -> dict[str, Any]:
-    """The front matter of one memory (read with the annotations `_pages` adds)."""
-    provenance = [_provenance_fields(row) for row in memory.provenance.all()]
-    first = next((row["author"] for row in provenance if not row["absorbed"]), "")
+@dataclass(frozen=True)
+class Related:
+    """What the export writes of a memory's other rows, already as fields."""
+
+    provenance: list[dict[str, Any]]
+    versions: list[dict[str, Any]]
+    validity: list[dict[str, Any]]
+    supersedes: list[str]
+    disputed: list[str]
+
+
+def memory_fields(row: tuple, *, scope_id: str, related: Related) -> dict[str, Any]:
+    """The front matter of one memory, from its `MEMORY_COLUMNS` row."""
+    (
+        _,
+        public_id,
+        kind,
+        _content,
+        valid,
+        superseded_by_pk,
+        author_kind,
+        agent_name,
+        author_username,
+        created,
+        updated,
+        language,
+        translation,
+        original,
+        forgotten_at,
+        forgotten_reason,
+        forgotten_by,
+        restored,
+        superseded_by,
+        superseded_at,
+    ) = row
+    first = next((row["author"] for row in related.provenance if not row["absorbed"]), "")
     forgotten = None
-    if memory.forgotten_at is not None:
-        forgotten = {
-            "at": fmt.when(memory.forgotten_at),
-            "reason": memory.forgotten_reason,
-            "by": memory.forgotten_by_name,
-        }
+    if forgotten_at is not None:
+        forgotten = {"at": fmt.when(forgotten_at), "reason": forgotten_reason, "by": forgotten_by}
+    if valid:
+        state = MemoryState.VALID.value
+    else:
+        state = (MemoryState.SUPERSEDED if superseded_by_pk else MemoryState.FORGOTTEN).value
     return {
-        "id": memory.public_id,
-        "kind": memory.kind_id,
-        "scope": memory.scope_public_id,
-        "state": memory.state.value,
-        "author": {
-            "kind": memory.author_kind,
-            "client": memory.agent_name,
-            "user": memory.author_username or first,
-        },
-        "created": fmt.when(memory.created_at),
-        "updated": fmt.when(memory.updated_at),
-        "language": memory.content_lang,
-        "translation": memory.translation_status,
-        "original": memory.content_original,
+        "id": public_id,
+        "kind": kind,
+        "scope": scope_id,
+        "state": state,
+        "author": {"kind": author_kind, "client": agent_name, "user": author_username or first},
+        "created": fmt.when(created),
+        "updated": fmt.when(updated),
+        "language": language,
+        "translation": translation,
+        "original": original,
         "forgotten": forgotten,
-        "restored": fmt.when(memory.restored_at),
-        "superseded_by": memory.superseded_by_public_id,
-        "superseded_at": fmt.when(memory.superseded_at),
-        "supersedes": sorted(m.public_id for m in memory.supersedes.all()),
-        "disputed": disputed,
-        "provenance": provenance,
-        "versions": [_version_fields(row) for row in memory.versions.all()],
-        "validity": [_period_fields(row) for row in memory.validity_periods.all()],
+        "restored": fmt.when(restored),
+        "superseded_by": superseded_by,
+        "superseded_at": fmt.when(superseded_at),
+        "supersedes": related.supersedes,
+        "disputed": related.disputed,
+        "provenance": related.provenance,
+        "versions": related.versions,
+        "validity": related.validity,
     }
 
 

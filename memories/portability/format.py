@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -63,17 +64,31 @@ _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _YAML_BREAKS = re.compile("[\x7f-\x9f\u2028\u2029\ufeff]")
 
 
+# The encoder `json.dumps` would build on every call with these options, built once.
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": ")).encode
+_encode_string = json.encoder.encode_basestring  # what that encoder does with a str
+
+
 def _flow(value: Any) -> str:
-    """A value as a YAML flow scalar or collection. JSON is YAML: strings double-quoted with
-    escapes (so no value spans lines), on one line; the few characters YAML alone reads as
-    breaks are escaped as well. PyYAML's own emitter was 1 ms a memory, most of an export."""
-    text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
-    return _YAML_BREAKS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    """A value as JSON, the encoder skipped for the scalars most fields hold."""
+    if type(value) is str:
+        return _encode_string(value)
+    if value is None:
+        return "null"
+    return _encode(value)
+
+
+def _escape_break(match: re.Match) -> str:
+    return f"\\u{ord(match.group()):04x}"
 
 
 def dump_front_matter(fields: dict[str, Any]) -> str:
-    """The front matter: one `key: value` line per field, each value in flow style."""
-    return "".join(f"{key}: {_flow(value)}\n" for key, value in fields.items())
+    """The front matter: one `key: value` line per field, each value in YAML's flow style.
+    JSON is YAML: strings double-quoted with escapes (so no value spans lines), on one line;
+    the few characters YAML alone reads as breaks are escaped as well (keys have none of
+    them, so the whole text is searched once). PyYAML's own emitter was 1 ms a memory."""
+    text = "".join([f"{key}: {_flow(value)}\n" for key, value in fields.items()])
+    return _YAML_BREAKS.sub(_escape_break, text)
 
 
 def memory_file(fields: dict[str, Any], content: str) -> bytes:
@@ -97,3 +112,20 @@ def split_memory_file(data: bytes) -> tuple[dict[str, Any], str]:
 
 def json_file(value: Any) -> bytes:
     return (json.dumps(value, ensure_ascii=False, indent=1, sort_keys=False) + "\n").encode()
+
+
+def manifest_line(path: str, digest: str, *, first: bool) -> bytes:
+    """One `path: sha256` pair of the manifest's `files`, as `json_file` writes it."""
+    return (b"\n  " if first else b",\n  ") + f"{_encode(path)}: {_encode(digest)}".encode()
+
+
+def manifest_parts(manifest: dict[str, Any], lines: Iterable[bytes]) -> Iterator[bytes]:
+    """`json_file` of the manifest with `files` last, its pairs (`manifest_line`, in path
+    order) streamed in, so the list of every file is never held whole."""
+    head = json_file({**manifest, "files": {}})  # ends with `"files": {}` and `}` on two lines
+    yield head[: -len(b"}\n}\n")]
+    empty = True
+    for line in lines:
+        empty = empty and not line
+        yield line
+    yield b"}\n}\n" if empty else b"\n }\n}\n"
