@@ -13,6 +13,7 @@ hosts the web and worker hosts must share that directory.
 from __future__ import annotations
 
 import logging
+import os
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -79,8 +80,10 @@ def export_job_run(*, job_id: int) -> str:
             reported = time.monotonic()
 
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with partial.open("wb") as out:
+        # Only the server's own user reads an archive of somebody's memories.
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "wb") as out:
             for part in export_archive(scopes=[job.scope], progress=progress):
                 out.write(part)
         partial.replace(path)

@@ -71,7 +71,10 @@ def test_export_shows_progress_then_downloads_the_rest_export_once(
     assert "Ready: 2 memories exported." in body and "hx-trigger" not in body
     url = f"/scopes/{team_memories.public_id}/exports/{job.public_id}/download/"
     assert url in body
-    assert (data_dir / "exports" / f"{job.public_id}.zip").exists()
+    prepared = data_dir / "exports" / f"{job.public_id}.zip"
+    # Only the server's own user may read it.
+    assert prepared.stat().st_mode & 0o777 == 0o600
+    assert (data_dir / "exports").stat().st_mode & 0o777 == 0o700
 
     download = client.get(url)
     assert download.status_code == 200
