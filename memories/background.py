@@ -9,17 +9,23 @@ and a team writes all day, so that work must never take the cores from the reque
   too. When a web process and a task both want a core, the kernel gives it to the web process;
 - threads: a task process runs torch and BLAS on ZM_WORKER_THREADS threads, so the task
   processes together never hold more cores than there are of them;
+- the database: with the embedded database, the PostgreSQL process that serves a task
+  process's connection runs at its niceness too, so the statements of background work (the
+  scan's reads, the judge's bookkeeping, an import's inserts) yield to the requests' statements
+  as the task itself does;
 - slices: a long pass (the exact hygiene scan, re-embedding, an import) works in slices and
   calls `breathe()` between them, which ends the slice's hold on the CPU.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from typing import Any
 
 from django.conf import settings
+from django.db.backends.signals import connection_created
 from threadpoolctl import threadpool_limits
 
 from memories import embeddings
@@ -30,6 +36,10 @@ THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"
 # Between two slices: long enough for the scheduler to run whatever waited, short enough that an
 # idle server loses nothing it would notice.
 PAUSE_SECONDS = 0.002
+# What pg_stat_activity shows for a task process's connection.
+WORKER_APPLICATION = "zero-memory worker"
+
+logger = logging.getLogger(__name__)
 
 
 def worker_environment() -> dict[str, str]:
@@ -48,6 +58,24 @@ def task_process_started(**kwargs: Any) -> None:
     os.environ.update(worker_environment())  # for pools not loaded yet
     threadpool_limits(settings.WORKER_THREADS)  # BLAS pools already loaded (numpy's)
     embeddings.limit_threads(settings.WORKER_THREADS)
+    if settings.EMBEDDED_DATABASE:
+        connection_created.connect(database_session_yields, dispatch_uid="zm-worker-session")
+
+
+def database_session_yields(sender: Any, connection: Any, **kwargs: Any) -> None:
+    """`connection_created` in a task process: the database process serving this connection
+    goes to the worker's niceness. Only with the embedded database, whose processes run on this
+    machine, one per connection; behind a pooler (or on another host) the same process would
+    serve a request next."""
+    with connection.cursor() as cursor:
+        cursor.execute("SET application_name = %s", [WORKER_APPLICATION])
+        cursor.execute("SELECT pg_backend_pid()")
+        (pid,) = cursor.fetchone()
+    try:
+        if os.getpriority(os.PRIO_PROCESS, pid) < settings.WORKER_NICE:
+            os.setpriority(os.PRIO_PROCESS, pid, settings.WORKER_NICE)
+    except OSError as error:  # not ours to change: the session keeps its priority
+        logger.warning("could not lower the database session %s of a task: %s", pid, error)
 
 
 def breathe() -> None:

@@ -90,3 +90,26 @@ def test_a_worker_started_on_its_own_lowers_its_task_processes(served):
         with contextlib.suppress(ProcessLookupError):
             os.killpg(alone.pid, 9)
         alone.wait(timeout=30)
+
+
+def test_the_database_sessions_of_task_processes_yield_too(served):
+    """With the embedded database, the PostgreSQL process serving a task process's connection
+    runs at the worker's niceness; those serving anyone else (here the check itself) do not."""
+    own = os.getpriority(os.PRIO_PROCESS, 0)
+    query = (
+        "import os\n"
+        "from django.db import connection\n"
+        "cursor = connection.cursor()\n"
+        "cursor.execute(\"SELECT pg_backend_pid(), coalesce(array_agg(pid), '{}') FROM "
+        "pg_stat_activity WHERE application_name = 'zero-memory worker'\")\n"
+        "mine, workers = cursor.fetchone()\n"
+        "print(*(os.getpriority(os.PRIO_PROCESS, pid) for pid in [mine, *workers]))"
+    )
+
+    def sessions() -> list[int] | None:
+        niceness = [int(value) for value in served.django(query).split()]
+        return niceness if len(niceness) > 1 else None  # task processes write heartbeats
+
+    mine, *workers = wait_for(sessions, timeout=90, what="a task process's database session")
+    assert set(workers) == {max(own, NICE)}
+    assert mine == own
