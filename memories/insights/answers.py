@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime, time, timedelta
 
-from django.db.models import Count, Sum
+from django.db import connection
+from django.db.models import Sum
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -42,6 +43,12 @@ from zeromemory.core.errors import NotFound, ValidationFailed
 PERIODS = (7, 30, 90)
 NEVER_RECALLED_DAYS = 90
 LIST_LENGTH = 10
+_VISITORS = """
+SELECT kind, count(*) FROM (
+    SELECT kind, key FROM memories_dailyvisitor
+    WHERE scope_id = %(scope)s AND day >= %(since)s GROUP BY kind, key
+) visitors GROUP BY kind
+"""
 _SUMMED = (
     "recalls",
     "contexts",
@@ -78,9 +85,13 @@ def scope_insights(*, actor: Actor, scope_id: str, days: object = 30) -> Insight
         raise exc.naming("scope") from None
     until = _today()
     since = until - timedelta(days=days - 1)
-    rows = DailyFigures.objects.filter(scope=scope, day__gte=since, day__lte=until)
-    totals = rows.aggregate(**{name: Sum(name) for name in _SUMMED})
-    totals = {name: value or 0 for name, value in totals.items()}
+    # At most one row a day: read them once, and sum them here rather than in more queries.
+    rows = list(
+        DailyFigures.objects.filter(scope=scope, day__gte=since, day__lte=until).only(
+            "day", "chunks_dropped", *_SUMMED
+        )
+    )
+    totals = {name: sum(getattr(row, name) for row in rows) for name in _SUMMED}
     return InsightsOut(
         scope=scope.public_id,
         scope_name=scope.name,
@@ -97,12 +108,11 @@ def scope_insights(*, actor: Actor, scope_id: str, days: object = 30) -> Insight
 
 
 def _value(scope: Scope, since: date, totals: dict[str, int]) -> ValueOut:
-    visitors = dict(
-        DailyVisitor.objects.filter(scope=scope, day__gte=since)
-        .values_list("kind")
-        .annotate(n=Count("key", distinct=True))
-        .values_list("kind", "n")
-    )
+    # Distinct keys by hashing (a GROUP BY kind, key) rather than COUNT(DISTINCT), which sorts
+    # every row of the period by its text: several times faster at 90 days.
+    with connection.cursor() as cursor:
+        cursor.execute(_VISITORS, {"scope": scope.pk, "since": since})
+        visitors = dict(cursor.fetchall())
     return ValueOut(
         recalls=totals["recalls"],
         contexts=totals["contexts"],

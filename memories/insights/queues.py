@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from datetime import date, timedelta
 
-from django.db.models import Count, Min, Sum
+from django.db.models import Count, Min
 from django.utils import timezone
 
 from memories import spend
@@ -22,6 +22,7 @@ from memories.models import (
     ChunkStatus,
     Conflict,
     ConflictStatus,
+    DailyFigures,
     LlmPath,
     LlmSpend,
     Memory,
@@ -37,8 +38,8 @@ def _queue(rows, *, pending: tuple[str, ...], failed: str) -> QueueOut:
     return QueueOut(pending=sum(counts[s] for s in pending), failed=counts[failed])
 
 
-def scope_health(*, scope: Scope, rows) -> HealthOut:
-    """The scope's queues now, and capture's yield over the daily rows `rows`."""
+def scope_health(*, scope: Scope, rows: list[DailyFigures]) -> HealthOut:
+    """The scope's queues now, and capture's yield over the daily rows `rows` (already read)."""
     review = Conflict.objects.filter(scope=scope, status=ConflictStatus.OPEN).aggregate(
         n=Count("id"), oldest=Min("created_at")
     )
@@ -67,9 +68,8 @@ def scope_health(*, scope: Scope, rows) -> HealthOut:
         status__in=[ConflictStatus.PENDING, ConflictStatus.WAITING_FOR_KEY, ConflictStatus.FAILED],
     )
     dropped: Counter[str] = Counter()
-    for row in rows.exclude(chunks_dropped={}).values_list("chunks_dropped", flat=True):
-        dropped.update({reason: int(n) for reason, n in row.items()})
-    totals = rows.aggregate(chunks=Sum("chunks"), kept=Sum("chunks_kept"))
+    for row in rows:
+        dropped.update({reason: int(n) for reason, n in (row.chunks_dropped or {}).items()})
     return HealthOut(
         review_open=review["n"],
         review_oldest_days=(
@@ -90,7 +90,9 @@ def scope_health(*, scope: Scope, rows) -> HealthOut:
             failed=ConflictStatus.FAILED,
         ),
         capture=CaptureYieldOut(
-            chunks=totals["chunks"] or 0, kept=totals["kept"] or 0, dropped=dict(dropped)
+            chunks=sum(row.chunks for row in rows),
+            kept=sum(row.chunks_kept for row in rows),
+            dropped=dict(dropped),
         ),
     )
 
