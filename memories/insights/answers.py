@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime, time, timedelta
 
-from django.db.models import Count, Sum
+from django.db import connection
+from django.db.models import Count, Q, Sum, Window
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -42,6 +43,22 @@ from zeromemory.core.errors import NotFound, ValidationFailed
 PERIODS = (7, 30, 90)
 NEVER_RECALLED_DAYS = 90
 LIST_LENGTH = 10
+_VISITORS = """
+SELECT kind, count(*) FROM (
+    SELECT kind, key FROM memories_dailyvisitor
+    WHERE scope_id = %(scope)s AND day >= %(since)s GROUP BY kind, key
+) visitors GROUP BY kind
+"""
+_MOST_RECALLED = """
+SELECT m.public_id, m.kind_id, m.content, top.times
+FROM (
+    SELECT memory_id, sum(times) AS times FROM memories_dailyrecalled
+    WHERE scope_id = %(scope)s AND day >= %(since)s
+    GROUP BY memory_id ORDER BY times DESC, memory_id LIMIT %(length)s
+) top
+JOIN memories_memory m ON m.id = top.memory_id AND m.valid
+ORDER BY top.times DESC, top.memory_id
+"""
 _SUMMED = (
     "recalls",
     "contexts",
@@ -78,9 +95,13 @@ def scope_insights(*, actor: Actor, scope_id: str, days: object = 30) -> Insight
         raise exc.naming("scope") from None
     until = _today()
     since = until - timedelta(days=days - 1)
-    rows = DailyFigures.objects.filter(scope=scope, day__gte=since, day__lte=until)
-    totals = rows.aggregate(**{name: Sum(name) for name in _SUMMED})
-    totals = {name: value or 0 for name, value in totals.items()}
+    # At most one row a day: read them once, and sum them here rather than in more queries.
+    rows = list(
+        DailyFigures.objects.filter(scope=scope, day__gte=since, day__lte=until).only(
+            "day", "chunks_dropped", *_SUMMED
+        )
+    )
+    totals = {name: sum(getattr(row, name) for row in rows) for name in _SUMMED}
     return InsightsOut(
         scope=scope.public_id,
         scope_name=scope.name,
@@ -97,12 +118,11 @@ def scope_insights(*, actor: Actor, scope_id: str, days: object = 30) -> Insight
 
 
 def _value(scope: Scope, since: date, totals: dict[str, int]) -> ValueOut:
-    visitors = dict(
-        DailyVisitor.objects.filter(scope=scope, day__gte=since)
-        .values_list("kind")
-        .annotate(n=Count("key", distinct=True))
-        .values_list("kind", "n")
-    )
+    # Distinct keys by hashing (a GROUP BY kind, key) rather than COUNT(DISTINCT), which sorts
+    # every row of the period by its text: several times faster at 90 days.
+    with connection.cursor() as cursor:
+        cursor.execute(_VISITORS, {"scope": scope.pk, "since": since})
+        visitors = dict(cursor.fetchall())
     return ValueOut(
         recalls=totals["recalls"],
         contexts=totals["contexts"],
@@ -140,10 +160,15 @@ def _daily(rows, since: date, days: int) -> list[DayOut]:
     return out
 
 
-def _line(memory: Memory, times: int = 0) -> MemoryLineOut:
-    return MemoryLineOut(
-        id=memory.public_id, kind=memory.kind_id, content=memory.content, times=times
+def _counted_sample(memories) -> tuple[int, list[MemoryLineOut]]:
+    """How many `memories` there are and the first of them, in one query (a window count)."""
+    rows = list(
+        memories.annotate(total=Window(Count("id"))).values_list(
+            "public_id", "kind_id", "content", "total"
+        )[:LIST_LENGTH]
     )
+    lines = [MemoryLineOut(id=pk, kind=kind, content=content) for pk, kind, content, _ in rows]
+    return (rows[0][3] if rows else 0), lines
 
 
 def _quality(actor: Actor, scope: Scope, since: date, totals: dict[str, int]) -> QualityOut:
@@ -155,15 +180,13 @@ def _quality(actor: Actor, scope: Scope, since: date, totals: dict[str, int]) ->
         empty = empty.filter(user=actor.user)
     empty_rows = empty.select_related("user").order_by("-created_at")[:LIST_LENGTH]
 
-    recalled = (
-        DailyRecalled.objects.filter(scope=scope, day__gte=since)
-        .values("memory_id")
-        .annotate(times=Sum("times"))
-        .order_by("-times", "memory_id")[:LIST_LENGTH]
-    )
-    times = {row["memory_id"]: row["times"] for row in recalled}
-    top = Memory.objects.filter(pk__in=list(times), valid=True)
-    most = sorted((_line(m, times[m.pk]) for m in top), key=lambda line: -line.times)
+    # The top of the period in SQL, joined to its memories in the same statement.
+    with connection.cursor() as cursor:
+        cursor.execute(_MOST_RECALLED, {"scope": scope.pk, "since": since, "length": LIST_LENGTH})
+        most = [
+            MemoryLineOut(id=public_id, kind=kind, content=content, times=times)
+            for public_id, kind, content, times in cursor.fetchall()
+        ]
 
     cutoff = timezone.now() - timedelta(days=NEVER_RECALLED_DAYS)
     recent = DailyRecalled.objects.filter(
@@ -172,12 +195,13 @@ def _quality(actor: Actor, scope: Scope, since: date, totals: dict[str, int]) ->
     never = Memory.objects.filter(scope=scope, valid=True, created_at__lt=cutoff).exclude(
         pk__in=recent
     )
+    never_count, never_sample = _counted_sample(never.order_by("created_at"))
 
     open_items = Conflict.objects.filter(scope=scope, status=ConflictStatus.OPEN)
-    disputed_ids = set()
-    for a, b in open_items.values_list("memory_a_id", "memory_b_id"):
-        disputed_ids.update(pk for pk in (a, b) if pk is not None)
-    disputed = Memory.objects.filter(pk__in=disputed_ids, valid=True)
+    disputed = Memory.objects.filter(valid=True).filter(
+        Q(pk__in=open_items.values("memory_a_id")) | Q(pk__in=open_items.values("memory_b_id"))
+    )
+    disputed_count, disputed_sample = _counted_sample(disputed.order_by("-id"))
 
     reads = totals["recalls"] + totals["contexts"]
     return QualityOut(
@@ -197,10 +221,10 @@ def _quality(actor: Actor, scope: Scope, since: date, totals: dict[str, int]) ->
         ],
         empty_queries_of_others_hidden=not is_admin,
         most_recalled=most,
-        never_recalled=never.count(),
-        never_recalled_sample=[_line(m) for m in never.order_by("created_at")[:LIST_LENGTH]],
-        disputed=disputed.count(),
-        disputed_sample=[_line(m) for m in disputed.order_by("-id")[:LIST_LENGTH]],
+        never_recalled=never_count,
+        never_recalled_sample=never_sample,
+        disputed=disputed_count,
+        disputed_sample=disputed_sample,
     )
 
 

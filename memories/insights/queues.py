@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from datetime import date, timedelta
 
-from django.db.models import Count, Min, Sum
+from django.db import connection
 from django.utils import timezone
 
 from memories import spend
@@ -18,79 +18,99 @@ from memories.insights.schemas import (
     SpendDayOut,
 )
 from memories.models import (
-    Chunk,
     ChunkStatus,
-    Conflict,
     ConflictStatus,
+    DailyFigures,
     LlmPath,
     LlmSpend,
-    Memory,
     TranslationStatus,
 )
 from scopes.models import Scope
 
+# Every queue count of a scope in one round trip: each table is read once, through its
+# (scope, status) rows only.
+_QUEUES = """
+SELECT c.review_open, c.review_oldest, c.judge_pending, c.judge_failed,
+       m.translation_pending, m.translation_failed, ch.extraction_pending, ch.extraction_failed
+FROM (
+    SELECT count(*) FILTER (WHERE status = %(open)s) AS review_open,
+           min(created_at) FILTER (WHERE status = %(open)s) AS review_oldest,
+           count(*) FILTER (WHERE status = ANY(%(judge_pending)s)) AS judge_pending,
+           count(*) FILTER (WHERE status = %(judge_failed)s) AS judge_failed
+    FROM memories_conflict
+    WHERE scope_id = %(scope)s AND status = ANY(%(conflict_statuses)s)
+) c, (
+    SELECT count(*) FILTER (WHERE translation_status = %(translation_pending)s)
+               AS translation_pending,
+           count(*) FILTER (WHERE translation_status = %(translation_failed)s)
+               AS translation_failed
+    FROM memories_memory
+    WHERE scope_id = %(scope)s AND translation_status = ANY(%(translation_statuses)s)
+) m, (
+    SELECT count(*) FILTER (WHERE status = ANY(%(chunk_pending)s)) AS extraction_pending,
+           count(*) FILTER (WHERE status = %(chunk_failed)s) AS extraction_failed
+    FROM memories_chunk
+    WHERE scope_id = %(scope)s AND status = ANY(%(chunk_statuses)s)
+) ch
+"""
+_JUDGE_PENDING = [ConflictStatus.PENDING.value, ConflictStatus.WAITING_FOR_KEY.value]
+_CHUNK_PENDING = [
+    ChunkStatus.PENDING.value,
+    ChunkStatus.WAITING_FOR_KEY.value,
+    ChunkStatus.DEFERRED.value,
+]
 
-def _queue(rows, *, pending: tuple[str, ...], failed: str) -> QueueOut:
-    counts = Counter(
-        dict(rows.values_list("status").annotate(n=Count("id")).values_list("status", "n"))
-    )
-    return QueueOut(pending=sum(counts[s] for s in pending), failed=counts[failed])
 
-
-def scope_health(*, scope: Scope, rows) -> HealthOut:
-    """The scope's queues now, and capture's yield over the daily rows `rows`."""
-    review = Conflict.objects.filter(scope=scope, status=ConflictStatus.OPEN).aggregate(
-        n=Count("id"), oldest=Min("created_at")
-    )
-    oldest = review["oldest"]
-    translations = Memory.objects.filter(scope=scope).exclude(
-        translation_status__in=[TranslationStatus.DONE, TranslationStatus.SKIPPED]
-    )
-    translation_counts = Counter(
-        dict(
-            translations.values_list("translation_status")
-            .annotate(n=Count("id"))
-            .values_list("translation_status", "n")
-        )
-    )
-    chunks = Chunk.objects.filter(
-        scope=scope,
-        status__in=[
-            ChunkStatus.PENDING,
-            ChunkStatus.WAITING_FOR_KEY,
-            ChunkStatus.DEFERRED,
-            ChunkStatus.FAILED,
+def _queue_counts(scope: Scope) -> tuple:
+    params = {
+        "scope": scope.pk,
+        "open": ConflictStatus.OPEN.value,
+        "judge_pending": _JUDGE_PENDING,
+        "judge_failed": ConflictStatus.FAILED.value,
+        "conflict_statuses": [
+            ConflictStatus.OPEN.value,
+            *_JUDGE_PENDING,
+            ConflictStatus.FAILED.value,
         ],
-    )
-    judgements = Conflict.objects.filter(
-        scope=scope,
-        status__in=[ConflictStatus.PENDING, ConflictStatus.WAITING_FOR_KEY, ConflictStatus.FAILED],
-    )
+        "translation_pending": TranslationStatus.PENDING.value,
+        "translation_failed": TranslationStatus.FAILED.value,
+        "translation_statuses": [TranslationStatus.PENDING.value, TranslationStatus.FAILED.value],
+        "chunk_pending": _CHUNK_PENDING,
+        "chunk_failed": ChunkStatus.FAILED.value,
+        "chunk_statuses": [*_CHUNK_PENDING, ChunkStatus.FAILED.value],
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(_QUEUES, params)
+        return cursor.fetchone()
+
+
+def scope_health(*, scope: Scope, rows: list[DailyFigures]) -> HealthOut:
+    """The scope's queues now, and capture's yield over the daily rows `rows` (already read)."""
+    (
+        review_open,
+        oldest,
+        judge_pending,
+        judge_failed,
+        translation_pending,
+        translation_failed,
+        extraction_pending,
+        extraction_failed,
+    ) = _queue_counts(scope)
     dropped: Counter[str] = Counter()
-    for row in rows.exclude(chunks_dropped={}).values_list("chunks_dropped", flat=True):
-        dropped.update({reason: int(n) for reason, n in row.items()})
-    totals = rows.aggregate(chunks=Sum("chunks"), kept=Sum("chunks_kept"))
+    for row in rows:
+        dropped.update({reason: int(n) for reason, n in (row.chunks_dropped or {}).items()})
     return HealthOut(
-        review_open=review["n"],
+        review_open=review_open,
         review_oldest_days=(
             round((timezone.now() - oldest).total_seconds() / 86400, 1) if oldest else None
         ),
-        translations=QueueOut(
-            pending=translation_counts[TranslationStatus.PENDING],
-            failed=translation_counts[TranslationStatus.FAILED],
-        ),
-        extractions=_queue(
-            chunks,
-            pending=(ChunkStatus.PENDING, ChunkStatus.WAITING_FOR_KEY, ChunkStatus.DEFERRED),
-            failed=ChunkStatus.FAILED,
-        ),
-        judgements=_queue(
-            judgements,
-            pending=(ConflictStatus.PENDING, ConflictStatus.WAITING_FOR_KEY),
-            failed=ConflictStatus.FAILED,
-        ),
+        translations=QueueOut(pending=translation_pending, failed=translation_failed),
+        extractions=QueueOut(pending=extraction_pending, failed=extraction_failed),
+        judgements=QueueOut(pending=judge_pending, failed=judge_failed),
         capture=CaptureYieldOut(
-            chunks=totals["chunks"] or 0, kept=totals["kept"] or 0, dropped=dict(dropped)
+            chunks=sum(row.chunks for row in rows),
+            kept=sum(row.chunks_kept for row in rows),
+            dropped=dict(dropped),
         ),
     )
 
