@@ -20,6 +20,13 @@ def _progress(request: HttpRequest, job: ExportJob) -> HttpResponse:
     )
 
 
+def _own_job(request: HttpRequest, scope_id: str, job_id: str) -> ExportJob:
+    """The caller's own export job of a scope they administer (asked of the access module)."""
+    actor = actor_for(request)
+    scope = access.administrable_scope(actor, scope_id)
+    return prepared.export_job_of(actor=actor, scope=scope, public_id=job_id)
+
+
 @login_required
 @require_POST
 @domain_errors
@@ -36,22 +43,18 @@ def export_start(request: HttpRequest, scope_id: str) -> HttpResponse:
 @require_GET
 @domain_errors
 def export_progress(request: HttpRequest, scope_id: str, job_id: str) -> HttpResponse:
-    actor = actor_for(request)
-    scope = access.administrable_scope(actor, scope_id)
-    return _progress(request, prepared.export_job_of(actor=actor, scope=scope, public_id=job_id))
+    return _progress(request, _own_job(request, scope_id, job_id))
 
 
 @login_required
 @require_GET
 @domain_errors
 def export_download(request: HttpRequest, scope_id: str, job_id: str) -> HttpResponse:
-    actor = actor_for(request)
-    scope = access.administrable_scope(actor, scope_id)
-    job = prepared.export_job_of(actor=actor, scope=scope, public_id=job_id)
+    job = _own_job(request, scope_id, job_id)
     response = FileResponse(
         prepared.export_job_take(job=job),
         as_attachment=True,
-        filename=f"zero-memory-{scope.slug}.zip",
+        filename=f"zero-memory-{job.scope.slug}.zip",
         content_type="application/zip",
     )
     response["Cache-Control"] = "no-store"
