@@ -126,6 +126,12 @@ def readable_scope(actor: Actor, public_id: str) -> Scope:
     return _found(readable_scopes(actor).filter(public_id=public_id).first(), public_id)
 
 
+def readable_scope_with_role(actor: Actor, public_id: str) -> Scope:
+    """A readable scope annotated with `my_role`, the actor's role in it (one query)."""
+    found = readable_scopes_with_own_role(actor).filter(public_id=public_id).first()
+    return _found(found, public_id)
+
+
 def require_write_access(actor: Actor) -> None:
     """Refuse any write through a read-only token."""
     if actor.read_only:

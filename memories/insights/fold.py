@@ -1,7 +1,7 @@
 """The fold: a scheduled task that recomputes the insights' daily rows of the recent days from
 the activity log, the memories and the chunks, so that an answer reads at most one row a day
-(plus the distinct sessions, clients and recalled memories of its days), whatever the size of
-the activity log.
+(plus the recalled memories of its days, and one row per session or client it counts: the last
+day each was seen), whatever the size of the activity log.
 
 Each day is recomputed whole, in one transaction (delete, then insert from the sources), so a
 fold can run again at any time and a late row of yesterday is counted on the next run.
@@ -20,7 +20,8 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from memories.canonical.language import detect_language
-from memories.models import EmptyRead
+from memories.insights.answers import PERIODS
+from memories.models import EmptyRead, LastVisit
 
 READS = ("recall", "build_context", "briefing")
 
@@ -90,6 +91,33 @@ SELECT DISTINCT t.scope_id, %(day)s, 'client', r.client_name
 FROM touched t JOIN reads r ON r.id = t.activity_id WHERE r.client_name <> ''
 """
 )
+
+# The last day of each session and client the day saw: later than what is stored, it moves on.
+_SEEN = """
+INSERT INTO memories_lastvisit AS l (scope_id, kind, key, day)
+SELECT scope_id, kind, key, day FROM memories_dailyvisitor WHERE day = %(day)s
+ON CONFLICT (scope_id, kind, key) DO UPDATE SET day = greatest(l.day, EXCLUDED.day)
+"""
+
+# A session or client whose last day is this day, but which this day no longer has (its reads
+# were erased since the last fold), goes back to the last day it still has, or away.
+_UNSEEN = """
+WITH unseen AS (
+    SELECT l.id, (
+        SELECT max(v.day) FROM memories_dailyvisitor v
+        WHERE v.scope_id = l.scope_id AND v.kind = l.kind AND v.key = l.key
+    ) AS day
+    FROM memories_lastvisit l
+    WHERE l.day = %(day)s AND NOT EXISTS (
+        SELECT 1 FROM memories_dailyvisitor v
+        WHERE v.scope_id = l.scope_id AND v.day = l.day AND v.kind = l.kind AND v.key = l.key
+    )
+), moved AS (
+    UPDATE memories_lastvisit l SET day = unseen.day
+    FROM unseen WHERE l.id = unseen.id AND unseen.day IS NOT NULL
+)
+DELETE FROM memories_lastvisit l USING unseen WHERE l.id = unseen.id AND unseen.day IS NULL
+"""
 
 _RECALLED = (
     _TOUCHED
@@ -172,6 +200,8 @@ def fold_day(*, day: date) -> None:
         cursor.execute(_WRITTEN, params)
         cursor.execute(_CHUNKS, params)
         cursor.execute(_VISITORS, params)
+        cursor.execute(_SEEN, params)
+        cursor.execute(_UNSEEN, params)
         cursor.execute(_RECALLED, params)
         cursor.execute(_EMPTY, params)
         empty = cursor.fetchall()
@@ -209,4 +239,6 @@ def insights_fold(*, days: int = 2, today: date | None = None) -> int:
     today = today or timezone.now().astimezone(UTC).date()
     for back in range(days - 1, -1, -1):
         fold_day(day=today - timedelta(days=back))
+    # No answer counts a visitor last seen before the longest period began.
+    LastVisit.objects.filter(day__lt=today - timedelta(days=max(PERIODS) - 1)).delete()
     return days

@@ -20,9 +20,7 @@ from memories.insights.schemas import (
 from memories.models import (
     ChunkStatus,
     ConflictStatus,
-    DailyFigures,
     LlmPath,
-    LlmSpend,
     TranslationStatus,
 )
 from scopes.models import Scope
@@ -52,6 +50,10 @@ FROM (
     FROM memories_chunk
     WHERE scope_id = %(scope)s AND status = ANY(%(chunk_statuses)s)
 ) ch
+"""
+_SPENT = """
+SELECT path, day, tokens, calls FROM memories_llmspend
+WHERE scope_id = %(scope)s AND day >= %(since)s
 """
 _JUDGE_PENDING = [ConflictStatus.PENDING.value, ConflictStatus.WAITING_FOR_KEY.value]
 _CHUNK_PENDING = [
@@ -84,8 +86,9 @@ def _queue_counts(scope: Scope) -> tuple:
         return cursor.fetchone()
 
 
-def scope_health(*, scope: Scope, rows: list[DailyFigures]) -> HealthOut:
-    """The scope's queues now, and capture's yield over the daily rows `rows` (already read)."""
+def scope_health(*, scope: Scope, rows: list[dict]) -> HealthOut:
+    """The scope's queues now, and capture's yield over the daily rows `rows` (already read,
+    as the daily figures' columns by name)."""
     (
         review_open,
         oldest,
@@ -98,7 +101,7 @@ def scope_health(*, scope: Scope, rows: list[DailyFigures]) -> HealthOut:
     ) = _queue_counts(scope)
     dropped: Counter[str] = Counter()
     for row in rows:
-        dropped.update({reason: int(n) for reason, n in (row.chunks_dropped or {}).items()})
+        dropped.update({reason: int(n) for reason, n in (row["chunks_dropped"] or {}).items()})
     return HealthOut(
         review_open=review_open,
         review_oldest_days=(
@@ -108,8 +111,8 @@ def scope_health(*, scope: Scope, rows: list[DailyFigures]) -> HealthOut:
         extractions=QueueOut(pending=extraction_pending, failed=extraction_failed),
         judgements=QueueOut(pending=judge_pending, failed=judge_failed),
         capture=CaptureYieldOut(
-            chunks=sum(row.chunks for row in rows),
-            kept=sum(row.chunks_kept for row in rows),
+            chunks=sum(row["chunks"] for row in rows),
+            kept=sum(row["chunks_kept"] for row in rows),
             dropped=dict(dropped),
         ),
     )
@@ -117,18 +120,18 @@ def scope_health(*, scope: Scope, rows: list[DailyFigures]) -> HealthOut:
 
 def scope_cost(*, scope: Scope, since: date, days: int) -> list[PathCostOut]:
     """LLM tokens per path and day since `since`, beside each path's daily budget."""
-    spent: dict[str, dict[date, LlmSpend]] = {path: {} for path in LlmPath.values}
-    for row in LlmSpend.objects.filter(scope=scope, day__gte=since):
-        spent[row.path][row.day] = row
+    spent: dict[str, dict[date, tuple[int, int]]] = {path: {} for path in LlmPath.values}
+    with connection.cursor() as cursor:
+        cursor.execute(_SPENT, {"scope": scope.pk, "since": since})
+        for path, day, tokens, calls in cursor.fetchall():
+            spent[path][day] = (tokens, calls)
+    period = [since + timedelta(days=offset) for offset in range(days)]
     out = []
     for path in LlmPath.values:
         series = [
-            SpendDayOut(
-                day=day,
-                tokens=spent[path][day].tokens if day in spent[path] else 0,
-                calls=spent[path][day].calls if day in spent[path] else 0,
-            )
-            for day in (since + timedelta(days=offset) for offset in range(days))
+            SpendDayOut(day=day, tokens=tokens, calls=calls)
+            for day in period
+            for tokens, calls in (spent[path].get(day, (0, 0)),)
         ]
         out.append(
             PathCostOut(

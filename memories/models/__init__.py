@@ -29,6 +29,7 @@ from memories.models.insights import (
     DailyRecalled,
     DailyVisitor,
     EmptyRead,
+    LastVisit,
     LlmPath,
     LlmSpend,
 )
@@ -59,6 +60,7 @@ __all__ = [
     "DailyRecalled",
     "DailyVisitor",
     "EmptyRead",
+    "LastVisit",
     "ConflictAction",
     "ConflictStatus",
     "ExportJob",

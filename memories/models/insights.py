@@ -86,6 +86,26 @@ class DailyVisitor(models.Model):
         return f"{self.kind} {self.key} {self.day}"
 
 
+class LastVisit(models.Model):
+    """The last day a scope served a session or client, kept by the fold beside the daily
+    rows: how many distinct ones a period saw is a count of these rows from the period's first
+    day, however many days it spans. Rows older than the longest period are pruned."""
+
+    scope = models.ForeignKey("scopes.Scope", on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=8)
+    key = models.CharField(max_length=200)
+    day = models.DateField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["scope", "kind", "key"], name="last_visit_one_per_key")
+        ]
+        indexes = [models.Index(fields=["scope", "day", "kind"], name="last_visit_scope_day")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.key} {self.day}"
+
+
 class DailyRecalled(models.Model):
     """How often one memory was handed out on a day."""
 
@@ -98,7 +118,14 @@ class DailyRecalled(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["memory", "day"], name="daily_recalled_one_per_day")
         ]
-        indexes = [models.Index(fields=["scope", "day"], name="daily_recalled_scope_day")]
+        # Covering: the most recalled memories of a period are summed from the index alone.
+        indexes = [
+            models.Index(
+                fields=["scope", "day"],
+                include=["memory", "times"],
+                name="daily_recalled_scope_day",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.memory_id} {self.day}: {self.times}"

@@ -8,8 +8,12 @@ import pytest
 
 from memories import spend
 from memories.insights.fold import insights_fold
+from scopes.erasure import account_delete
 from tests.factories import make_scope
 from tests.memories.insights.support import ENGLISH_QUERY, GERMAN_QUERY, activity, seed, stored
+from zeromemory.core.actor import Actor
+
+PASSWORD = "correct horse battery"  # every factory user's
 
 
 @pytest.fixture
@@ -124,6 +128,54 @@ def test_the_period_bounds_the_figures(tenancy, seeded):
     assert insights(tenancy, tenancy.owner, days=7)["value"]["recalls"] == 4
     assert insights(tenancy, tenancy.owner, days=30)["value"]["recalls"] == 5
     assert len(insights(tenancy, tenancy.owner, days=90)["daily"]) == 90
+
+
+def test_sessions_and_clients_count_once_in_each_period_they_fall_in(tenancy, seeded):
+    # conv-1 (claude-code) again 20 days ago, and conv-9 (cursor) only then.
+    for conversation, client in (("conv-1", "claude-code"), ("conv-9", "cursor")):
+        activity(tenancy.writer, "recall", results=[seeded.by_agent],
+                 scopes=[tenancy.team.public_id], conversation_id=conversation,
+                 client_name=client, ago=timedelta(days=20))  # fmt: skip
+    insights_fold(days=30)
+    week = insights(tenancy, tenancy.owner, days=7)["value"]
+    month = insights(tenancy, tenancy.owner, days=30)["value"]
+    assert (week["sessions"], week["clients"]) == (2, 2)
+    assert (month["sessions"], month["clients"]) == (3, 3)
+    # A later fold of the older day alone leaves the newer days' sessions counted.
+    insights_fold(days=1, today=spend.today() - timedelta(days=20))
+    assert insights(tenancy, tenancy.owner, days=7)["value"]["sessions"] == 2
+    assert insights(tenancy, tenancy.owner, days=30)["value"]["sessions"] == 3
+
+
+def test_erased_reads_leave_the_visitor_counts_at_the_next_fold(tenancy, seeded):
+    # The writer's recall today was the only one of conv-1 and of claude-code this week; the
+    # owner's conv-1 20 days ago stays.
+    activity(tenancy.owner, "recall", results=[seeded.by_agent], scopes=[tenancy.team.public_id],
+             conversation_id="conv-1", ago=timedelta(days=20))  # fmt: skip
+    insights_fold(days=30)
+    account_delete(actor=Actor(user=tenancy.writer), password=PASSWORD)
+    insights_fold()
+    week = insights(tenancy, tenancy.owner)["value"]
+    assert (week["sessions"], week["clients"]) == (1, 1)
+    assert insights(tenancy, tenancy.owner, days=30)["value"]["sessions"] == 2
+
+
+def test_the_migration_fills_the_last_visits_from_the_daily_rows(tenancy, seeded):
+    import importlib
+
+    from django.db import connection
+
+    from memories.models import LastVisit
+
+    activity(tenancy.owner, "recall", results=[seeded.by_agent], scopes=[tenancy.team.public_id],
+             conversation_id="conv-9", ago=timedelta(days=20))  # fmt: skip
+    insights_fold(days=30)
+    folded = [insights(tenancy, tenancy.owner, days=days)["value"] for days in (7, 30)]
+    LastVisit.objects.all().delete()  # as before 0022
+    with connection.cursor() as cursor:
+        cursor.execute(importlib.import_module("memories.migrations.0022_cheaper_insights").FILL)
+    assert [insights(tenancy, tenancy.owner, days=days)["value"] for days in (7, 30)] == folded
+    assert (folded[0]["sessions"], folded[1]["sessions"]) == (2, 3)
 
 
 def test_a_member_who_is_not_an_admin_sees_only_their_own_empty_queries(tenancy, seeded):
