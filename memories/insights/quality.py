@@ -64,7 +64,7 @@ def _counted(rows: list[tuple]) -> tuple[int, list[MemoryLineOut]]:
 
 
 def scope_quality(
-    *, actor: Actor, scope: Scope, role: Role | None, since: date, totals: dict[str, int]
+    *, actor: Actor, scope: Scope, role: int | None, since: date, totals: dict[str, int]
 ) -> QualityOut:
     """The quality section for `actor` (whose `role` in `scope` the caller read), over the
     period from `since`, with the summed daily figures `totals`."""
