@@ -18,3 +18,11 @@ document.addEventListener("click", (event) => {
     });
   }
 });
+// A plain form marked data-confirm="<question>" asks before it is sent (htmx's hx-confirm asks
+// only before the requests htmx itself makes).
+document.addEventListener("submit", (event) => {
+  const form = event.target;
+  if (form instanceof HTMLFormElement && form.dataset.confirm && !window.confirm(form.dataset.confirm)) {
+    event.preventDefault();
+  }
+});

@@ -73,7 +73,10 @@ class Session:
         self.contexts: list = []
         self.shots = 0
 
-    def page(self, user=None, *, lang: str = "en", color_scheme: str = "light"):
+    def page(
+        self, user=None, *, lang: str = "en", color_scheme: str = "light", accept: bool = True
+    ):
+        """A page (signed in as `user`); with `accept`, every dialog it opens is accepted."""
         context = self.browser.new_context(
             base_url=self.base_url,
             locale=lang,
@@ -89,7 +92,8 @@ class Session:
             cookie = client.cookies[settings.SESSION_COOKIE_NAME]
             context.add_cookies([{"name": cookie.key, "value": cookie.value, "url": self.base_url}])
         page = context.new_page()
-        page.on("dialog", lambda dialog: dialog.accept())
+        if accept:
+            page.on("dialog", lambda dialog: dialog.accept())
         return page
 
     def screenshot(self, page, label: str = "") -> Path:

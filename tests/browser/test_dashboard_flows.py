@@ -138,6 +138,32 @@ def test_an_admin_manages_a_member(session):
     expect(page.locator("#member-pavel")).to_have_count(0)
 
 
+def test_leaving_a_scope_asks_first(session):
+    owner = UserFactory(username="quinn")
+    member = UserFactory(username="rosa")
+    team = make_scope(owner=owner, slug="platform")
+    add_member(team, member, Role.WRITER)
+    page = session.page(member, accept=False)
+    page.goto(f"/scopes/{team.public_id}/")
+    asked = []
+
+    def answer(dialog, *, accept: bool) -> None:
+        asked.append(dialog.message)
+        dialog.accept() if accept else dialog.dismiss()
+
+    page.once("dialog", lambda dialog: answer(dialog, accept=False))
+    page.get_by_role("button", name="Leave scope").click()
+    assert asked == ["Leave this scope? You will no longer see its memories."]
+    expect(page).to_have_url(re.compile(rf"/scopes/{team.public_id}/$"))
+    assert Membership.objects.filter(scope=team, user=member).exists()
+
+    page.once("dialog", lambda dialog: answer(dialog, accept=True))
+    page.get_by_role("button", name="Leave scope").click()
+    expect(page.get_by_text("You left the scope.", exact=True)).to_be_visible()
+    assert len(asked) == 2
+    assert not Membership.objects.filter(scope=team, user=member).exists()
+
+
 def test_create_and_revoke_a_token(session):
     owner = UserFactory(username="tariq")
     page = session.page(owner)
