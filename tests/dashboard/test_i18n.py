@@ -89,7 +89,7 @@ def test_the_compiled_mo_matches_the_po(lang):
 class _Text(HTMLParser):
     """The text nodes of a page and the attribute values people read."""
 
-    ATTRIBUTES = {"placeholder", "title", "aria-label", "hx-confirm", "alt"}
+    ATTRIBUTES = {"placeholder", "title", "aria-label", "hx-confirm", "data-confirm", "alt"}
 
     def __init__(self) -> None:
         super().__init__()
