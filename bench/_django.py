@@ -15,6 +15,8 @@ def setup() -> None:
     sys.path.insert(0, str(ROOT))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "zeromemory.settings")
     os.environ["ZM_API_RATE"] = ""  # measure the server, not the rate limiter
+    # Django's test client names its host "testserver", which only the test suite allows.
+    os.environ.setdefault("ZM_ALLOWED_HOSTS", "localhost,127.0.0.1,testserver")
     os.environ.setdefault("ZM_LOG_LEVEL", "WARNING")
     import django
 
