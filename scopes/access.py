@@ -147,8 +147,7 @@ def require_account_access(actor: Actor) -> None:
 
 def _require(actor: Actor, public_id: str, minimum: Role, message: str) -> Scope:
     # The scope and the actor's role in it in one query (every write asks).
-    found = readable_scopes_with_own_role(actor).filter(public_id=public_id).first()
-    scope = _found(found, public_id)
+    scope = readable_scope_with_role(actor, public_id)
     require_write_access(actor)
     if scope.my_role is None or scope.my_role < minimum:
         raise Forbidden(message)

@@ -128,11 +128,10 @@ def scope_cost(*, scope: Scope, since: date, days: int) -> list[PathCostOut]:
     period = [since + timedelta(days=offset) for offset in range(days)]
     out = []
     for path in LlmPath.values:
-        series = [
-            SpendDayOut(day=day, tokens=tokens, calls=calls)
-            for day in period
-            for tokens, calls in (spent[path].get(day, (0, 0)),)
-        ]
+        series = []
+        for day in period:
+            tokens, calls = spent[path].get(day, (0, 0))
+            series.append(SpendDayOut(day=day, tokens=tokens, calls=calls))
         out.append(
             PathCostOut(
                 path=path,
