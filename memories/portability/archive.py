@@ -7,6 +7,12 @@ decompressed (declared sizes are checked first, then the bytes actually read, so
 stops at the limit), compresses an entry more than `MAX_RATIO` times, lacks the manifest or
 names another format version, or when a file's sha256 differs from the manifest's, a file is
 missing from it or not in it, or a memory file does not parse.
+
+A memory file is then held to what `remember` holds a write to, and refused whole (naming the
+file) when it is not: its body within remember's length (`clean_content`), no secret in any
+free-text field (the content guard), no NUL or lone surrogate anywhere, at most
+`ZM_IMPORT_MAX_PROVENANCE` provenance rows and `ZM_IMPORT_MAX_VERSIONS` versions, version
+numbers within a PostgreSQL integer, and every time between `EARLIEST` and a day from now.
 """
 
 from __future__ import annotations
@@ -15,12 +21,13 @@ import hashlib
 import json
 import re
 import zipfile
-from datetime import datetime
-from typing import IO, Any
+from datetime import UTC, datetime, timedelta
+from typing import IO, Annotated, Any
 
 from django.conf import settings
+from django.utils import timezone
 from django.utils.translation import gettext as _
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from memories.kinds import all_kinds
 from memories.models import (
@@ -32,7 +39,9 @@ from memories.models import (
     TranslationStatus,
 )
 from memories.portability import format as fmt
-from zeromemory.core.errors import ValidationFailed
+from memories.services.remember_input import clean_content
+from zeromemory.core.errors import DomainError, ValidationFailed
+from zeromemory.core.secrets import refuse_secrets
 
 MAX_RATIO = 200  # deflate reaches ~10x on prose; 200x is a bomb, not text
 MAX_ENTRIES = 1_000_000
@@ -43,6 +52,14 @@ _PATH = re.compile(
 )
 MEMORY_ID = re.compile(rf"^mem_{_ID}$")
 CONFLICT_ID = re.compile(rf"^cfl_{_ID}$")
+INT4 = 2**31 - 1
+# The earliest time an archive may name: older than any memory this format could hold, and far
+# inside what the server's time arithmetic (age decay, validity) represents.
+EARLIEST = datetime(2000, 1, 1, tzinfo=UTC)
+# How far past the server's clock an archive's time may be (another server's clock may be ahead).
+CLOCK_SKEW = timedelta(days=1)
+# Text PostgreSQL cannot store: NUL, and a lone surrogate (not UTF-8).
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
 
 class BadArchive(ValidationFailed):
@@ -52,9 +69,22 @@ class BadArchive(ValidationFailed):
         super().__init__("archive", message)
 
 
+def _bounded(value: datetime) -> datetime:
+    """A time the server stores and computes with: aware (UTC when the archive gave none),
+    from `EARLIEST` to a day from now."""
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    if not EARLIEST <= value <= timezone.now() + CLOCK_SKEW:
+        raise ValueError(f"{value.isoformat()} is before {EARLIEST.year} or in the future")
+    return value
+
+
+Instant = Annotated[datetime, AfterValidator(_bounded)]
+
+
 class _Strict(BaseModel):
     # New optional fields may come in later versions of the format; unknown ones are ignored.
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", allow_inf_nan=False)
 
 
 class ProvenanceIn(_Strict):
@@ -67,16 +97,16 @@ class ProvenanceIn(_Strict):
     chunk_hash: str = Field("", max_length=128)
     verbatim: str = ""
     written_text: str = ""
-    created: datetime
+    created: Instant
 
 
 class VersionIn(_Strict):
-    number: int = Field(ge=1)
+    number: int = Field(ge=1, le=INT4)
     kind: str = Field(max_length=32)
     content: str
     original: str = ""
     language: str = Field("", max_length=8)
-    created: datetime
+    created: Instant
 
 
 class AuthorIn(_Strict):
@@ -86,13 +116,13 @@ class AuthorIn(_Strict):
 
 
 class ForgottenIn(_Strict):
-    at: datetime
+    at: Instant
     reason: str = ""
 
 
 class PeriodIn(_Strict):
-    start: datetime = Field(alias="from")
-    until: datetime | None = None
+    start: Instant = Field(alias="from")
+    until: Instant | None = None
     started: str = Field(pattern="^(created|restored)$")
     ended: str = Field("", pattern="^(|forgotten|superseded)$")
     replaced_by: str | None = Field(None, pattern=MEMORY_ID.pattern)
@@ -103,19 +133,20 @@ class MemoryIn(_Strict):
     kind: str = Field(max_length=32)
     state: str = Field(pattern="^(valid|forgotten|superseded)$")
     author: AuthorIn
-    created: datetime
-    updated: datetime
+    created: Instant
+    updated: Instant
     language: str = Field("", max_length=8)
     translation: str = Field(max_length=16)
     original: str = ""
     forgotten: ForgottenIn | None = None
-    restored: datetime | None = None
+    restored: Instant | None = None
     superseded_by: str | None = Field(None, pattern=MEMORY_ID.pattern)
-    superseded_at: datetime | None = None
+    superseded_at: Instant | None = None
     provenance: list[ProvenanceIn] = []
     versions: list[VersionIn] = []
     validity: list[PeriodIn] = []  # absent in archives written before validity was kept
     content: str = ""  # the body, set by the reader
+    path: str = ""  # the file it came from, set by the reader
 
 
 class ActionIn(_Strict):
@@ -124,24 +155,24 @@ class ActionIn(_Strict):
     surface: str = Field("", max_length=16)
     retired: str | None = Field(None, pattern=MEMORY_ID.pattern)
     kept: str | None = Field(None, pattern=MEMORY_ID.pattern)
-    created: datetime
-    undone_at: datetime | None = None
+    created: Instant
+    undone_at: Instant | None = None
 
 
 class ConflictIn(_Strict):
     id: str = Field(pattern=CONFLICT_ID.pattern)
     memory_a: str = Field(pattern=MEMORY_ID.pattern)
     memory_b: str | None = Field(None, pattern=MEMORY_ID.pattern)
-    similarity: float | None = None
+    similarity: float | None = Field(None, ge=-1, le=1)
     status: str = Field(max_length=16)
     verdict: str = Field("", max_length=16)
-    confidence: float | None = None
+    confidence: float | None = Field(None, ge=0, le=1)
     rationale: str = ""
     resolution: str = Field("", max_length=16)
     resolved_automatically: bool = False
-    resolved_at: datetime | None = None
-    created: datetime
-    judged: datetime | None = None
+    resolved_at: Instant | None = None
+    created: Instant
+    judged: Instant | None = None
     actions: list[ActionIn] = []
 
 
@@ -209,15 +240,88 @@ def _manifest(data: bytes) -> dict[str, Any]:
     return manifest
 
 
+def _refuse_unstorable(value: Any, where: str = "") -> None:
+    """Every string in a parsed file, keys too: ValueError at the first NUL or lone surrogate."""
+    if isinstance(value, str):
+        if _UNSTORABLE.search(value):
+            raise ValueError(f"{where or 'a value'} holds a NUL or a lone surrogate")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _refuse_unstorable(key, where)
+            _refuse_unstorable(item, f"{where}.{key}" if where else str(key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _refuse_unstorable(item, f"{where}[{index}]")
+
+
+def _free_text(memory: MemoryIn) -> dict[str, str | None]:
+    """Every free-text field of a memory, named as the archive names it."""
+    fields: dict[str, str | None] = {
+        "content": memory.content,
+        "original": memory.original,
+        "author.client": memory.author.client,
+        "author.user": memory.author.user,
+        "forgotten.reason": memory.forgotten.reason if memory.forgotten else None,
+    }
+    for index, row in enumerate(memory.provenance):
+        for name in ("verbatim", "written_text", "path", "conversation", "client", "author"):
+            fields[f"provenance[{index}].{name}"] = getattr(row, name)
+        fields[f"provenance[{index}].chunk_hash"] = row.chunk_hash
+    for index, version in enumerate(memory.versions):
+        fields[f"versions[{index}].content"] = version.content
+        fields[f"versions[{index}].original"] = version.original
+    return fields
+
+
+def _held_to_remember(memory: MemoryIn) -> MemoryIn:
+    """The memory as remember would take it (its text cleaned), or a DomainError saying why not:
+    the same limits and the same content guard as every other write."""
+    if len(memory.provenance) > settings.IMPORT_MAX_PROVENANCE:
+        raise ValidationFailed(
+            "provenance",
+            _("More than %(n)d provenance rows.") % {"n": settings.IMPORT_MAX_PROVENANCE},
+        )
+    if len(memory.versions) > settings.IMPORT_MAX_VERSIONS:
+        raise ValidationFailed(
+            "versions", _("More than %(n)d versions.") % {"n": settings.IMPORT_MAX_VERSIONS}
+        )
+    content = clean_content(memory.content)
+    texts = _free_text(memory)
+    for name, text in texts.items():
+        if text and len(text) > settings.MAX_MEMORY_CHARS:
+            raise ValidationFailed(
+                name,
+                _("Longer than %(n)d characters.") % {"n": settings.MAX_MEMORY_CHARS},
+            )
+    refuse_secrets(texts)
+    return memory.model_copy(update={"content": content})
+
+
+def _refused(path: str, exc: DomainError) -> BadArchive:
+    field = next(iter(exc.details), "")
+    return BadArchive(
+        _("%(p)s is refused: %(f)s: %(e)s") % {"p": path, "f": field, "e": exc.message}
+    )
+
+
 def _parse(path: str, data: bytes) -> Any:
     try:
         if path == fmt.CONFLICTS:
-            return [ConflictIn.model_validate(item) for item in json.loads(data)]
+            items = json.loads(data)
+            _refuse_unstorable(items)
+            conflicts = [ConflictIn.model_validate(item) for item in items]
+            for conflict in conflicts:
+                refuse_secrets({f"{conflict.id}.rationale": conflict.rationale})
+            return conflicts
         fields, body = fmt.split_memory_file(data)
+        _refuse_unstorable(fields)
+        _refuse_unstorable(body, "the body")
         memory = MemoryIn.model_validate(fields)
-    except (ValueError, TypeError, ValidationError) as exc:
+    except (ValueError, TypeError, ValidationError, RecursionError) as exc:
         message = _("%(p)s does not parse: %(e)s") % {"p": path, "e": str(exc)[:300]}
         raise BadArchive(message) from None
+    except DomainError as exc:
+        raise _refused(path, exc) from None
     match = _PATH.match(path)
     live = match["section"] == fmt.LIVE_DIR
     if (
@@ -226,7 +330,10 @@ def _parse(path: str, data: bytes) -> Any:
         or live != (memory.state == "valid")
     ):
         raise BadArchive(_("%(p)s does not hold the memory its path names.") % {"p": path})
-    return memory.model_copy(update={"content": body})
+    try:
+        return _held_to_remember(memory.model_copy(update={"content": body, "path": path}))
+    except DomainError as exc:
+        raise _refused(path, exc) from None
 
 
 def read_archive(upload: IO[bytes]) -> Archive:

@@ -38,8 +38,16 @@ def entries(data: bytes) -> dict[str, bytes]:
 
 
 def comparable(data: bytes) -> dict[str, object]:
-    """An archive's content without the fields its manifest names as the server's."""
+    """An archive's content without the fields its manifest names as the server's (its ids
+    named by the memory's text, which the server assigns on import)."""
     files = entries(data)
+    labels = {}
+    for name, body in files.items():
+        if name.endswith(".md"):
+            fields, content = fmt.split_memory_file(body)
+            labels[fields["id"]] = f"<{content}>"
+        elif name == fmt.CONFLICTS:
+            labels |= {item["id"]: f"<conflict {n}>" for n, item in enumerate(json.loads(body))}
     manifest = json.loads(files.pop(fmt.MANIFEST))
     assigned = set(manifest["server_assigned"])
     out: dict[str, object] = {}
@@ -58,6 +66,14 @@ def comparable(data: bytes) -> dict[str, object]:
         for key in ("scope",):
             assert f"memory.{key}" in assigned
             fields.pop(key)
+        # The author is whoever wrote the memory here (an importer); the archive's is a claim in
+        # the import's provenance row.
+        fields.pop("author")
+        fields["provenance"] = [
+            {key: value for key, value in row.items() if key != "claims"}
+            for row in fields["provenance"]
+            if row["source"] != "import"
+        ]
         if fields["forgotten"]:
             fields["forgotten"].pop("by")
         for version in fields["versions"]:
@@ -69,15 +85,18 @@ def comparable(data: bytes) -> dict[str, object]:
         scope.pop("id")
     manifest.pop("files"), manifest.pop("server_version")
     out[fmt.MANIFEST] = manifest
-    return out
+    text = json.dumps(out, sort_keys=True)
+    for public_id, label in labels.items():
+        text = text.replace(public_id, label)
+    return json.loads(text)
 
 
-def recall_ids(client, scope_id: str, query: str) -> list[str]:
+def recall_texts(client, scope_id: str, query: str) -> list[str]:
     response = client.post(
         "/api/v1/recall", {"query": query, "scopes": [scope_id], "k": 10}, format="json"
     )
     assert response.status_code == 200, response.json()
-    return [item["id"] for item in response.json()["results"]]
+    return [item["content"] for item in response.json()["results"]]
 
 
 def post(client, path: str, body: dict | None = None):
@@ -86,9 +105,10 @@ def post(client, path: str, body: dict | None = None):
     return response.json()
 
 
-def import_archive(client, scope_id: str, data: bytes):
+def import_archive(client, scope_id: str, data: bytes, *, keep_times: bool = False):
+    query = "?keep_times=true" if keep_times else ""
     return client.post(
-        f"/api/v1/scopes/{scope_id}/import-export", data, content_type="application/zip"
+        f"/api/v1/scopes/{scope_id}/import-export{query}", data, content_type="application/zip"
     )
 
 
@@ -146,7 +166,7 @@ def test_round_trip_keeps_every_memory_and_recall_finds_the_same(db, tenancy, hi
     [period] = fmt.split_memory_file(forgotten_file)[0]["validity"]
     assert period["ended"] == "forgotten" and period["until"]
     queries = ["deploy to production on Friday", "which port does the API listen on", "lint"]
-    before = {query: recall_ids(owner, team.public_id, query) for query in queries}
+    before = {query: recall_texts(owner, team.public_id, query) for query in queries}
     assert all(before.values())
 
     # A fresh database: the scope and every row of it are gone, so its ids are free again.
@@ -156,7 +176,7 @@ def test_round_trip_keeps_every_memory_and_recall_finds_the_same(db, tenancy, hi
     fresh.name = team.name
     fresh.save(update_fields=["name"])
     add_member(fresh, tenancy.writer, Role.WRITER)
-    response = import_archive(owner, fresh.public_id, first)
+    response = import_archive(owner, fresh.public_id, first, keep_times=True)
     assert response.status_code == 200, response.json()
     assert response.json() == {
         "scope": fresh.public_id,
@@ -165,12 +185,18 @@ def test_round_trip_keeps_every_memory_and_recall_finds_the_same(db, tenancy, hi
         "skipped": 0,
         "conflicts": 1,
     }
-    # Authors are names in provenance; the importer wrote nothing itself.
-    assert not Memory.objects.filter(created_by__isnull=False).exists()
-    assert set(Provenance.objects.values_list("author_name", flat=True)) == {"owner", "writer"}
+    # The importer is the author of every memory (an agent: it imported with a token); the
+    # archive's authors are names in provenance, and its claims are on the import's rows.
+    assert set(Memory.objects.values_list("created_by", "author_kind")) == {
+        (tenancy.owner.pk, "agent")
+    }
+    archived = Provenance.objects.exclude(source_kind="import")
+    assert set(archived.values_list("author_name", flat=True)) == {"owner", "writer"}
+    claims = Provenance.objects.filter(source_kind="import").values_list("claims", flat=True)
+    assert {claim["author"]["user"] for claim in claims} == {"owner", "writer"}
     second = export(owner, fresh.public_id)
     assert comparable(second) == comparable(first)
-    after = {query: recall_ids(owner, fresh.public_id, query) for query in queries}
+    after = {query: recall_texts(owner, fresh.public_id, query) for query in queries}
     assert after == before
 
     again = import_archive(owner, fresh.public_id, first)
