@@ -8,11 +8,9 @@ stops at the limit), compresses an entry more than `MAX_RATIO` times, lacks the 
 names another format version, or when a file's sha256 differs from the manifest's, a file is
 missing from it or not in it, or a memory file does not parse.
 
-A memory file is then held to what `remember` holds a write to, and refused whole (naming the
-file) when it is not: its body within remember's length (`clean_content`), no secret in any
-free-text field (the content guard), no NUL or lone surrogate anywhere, at most
-`ZM_IMPORT_MAX_PROVENANCE` provenance rows and `ZM_IMPORT_MAX_VERSIONS` versions, version
-numbers within a PostgreSQL integer, and every time between `EARLIEST` and a day from now.
+A file is also refused, naming it, when its YAML uses anchors, aliases or tags, when a time or
+number is beyond what the server represents (`incoming`), or when a memory is not what
+`remember` would write (`guard`: its limits and content guard).
 """
 
 from __future__ import annotations
@@ -21,13 +19,11 @@ import hashlib
 import json
 import re
 import zipfile
-from datetime import UTC, datetime, timedelta
-from typing import IO, Annotated, Any
+from typing import IO, Any
 
 from django.conf import settings
-from django.utils import timezone
 from django.utils.translation import gettext as _
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
 from memories.kinds import all_kinds
 from memories.models import (
@@ -39,27 +35,17 @@ from memories.models import (
     TranslationStatus,
 )
 from memories.portability import format as fmt
-from memories.services.remember_input import clean_content
+from memories.portability.guard import held_to_remember, refuse_unstorable
+from memories.portability.incoming import ID_PART, Archive, ConflictIn, MemoryIn
 from zeromemory.core.errors import DomainError, ValidationFailed
 from zeromemory.core.secrets import refuse_secrets
 
 MAX_RATIO = 200  # deflate reaches ~10x on prose; 200x is a bomb, not text
 MAX_ENTRIES = 1_000_000
-_ID = r"[0-9a-z]{26}"
 _PATH = re.compile(
     rf"^(?P<section>memories|archive)/(?P<dir>[a-z0-9]+(?:-[a-z0-9_]+)*)/"
-    rf"(?P<kind>[a-z0-9_-]{{1,32}})/(?P<id>mem_{_ID})\.md$"
+    rf"(?P<kind>[a-z0-9_-]{{1,32}})/(?P<id>mem_{ID_PART})\.md$"
 )
-MEMORY_ID = re.compile(rf"^mem_{_ID}$")
-CONFLICT_ID = re.compile(rf"^cfl_{_ID}$")
-INT4 = 2**31 - 1
-# The earliest time an archive may name: older than any memory this format could hold, and far
-# inside what the server's time arithmetic (age decay, validity) represents.
-EARLIEST = datetime(2000, 1, 1, tzinfo=UTC)
-# How far past the server's clock an archive's time may be (another server's clock may be ahead).
-CLOCK_SKEW = timedelta(days=1)
-# Text PostgreSQL cannot store: NUL, and a lone surrogate (not UTF-8).
-_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
 
 class BadArchive(ValidationFailed):
@@ -67,121 +53,6 @@ class BadArchive(ValidationFailed):
 
     def __init__(self, message: str) -> None:
         super().__init__("archive", message)
-
-
-def _bounded(value: datetime) -> datetime:
-    """A time the server stores and computes with: aware (UTC when the archive gave none),
-    from `EARLIEST` to a day from now."""
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    if not EARLIEST <= value <= timezone.now() + CLOCK_SKEW:
-        raise ValueError(f"{value.isoformat()} is before {EARLIEST.year} or in the future")
-    return value
-
-
-Instant = Annotated[datetime, AfterValidator(_bounded)]
-
-
-class _Strict(BaseModel):
-    # New optional fields may come in later versions of the format; unknown ones are ignored.
-    model_config = ConfigDict(extra="ignore", allow_inf_nan=False)
-
-
-class ProvenanceIn(_Strict):
-    source: str = Field(max_length=16)
-    absorbed: bool = False
-    author: str = Field("", max_length=150)
-    client: str = Field("", max_length=120)
-    conversation: str = Field("", max_length=200)
-    path: str = Field("", max_length=1000)
-    chunk_hash: str = Field("", max_length=128)
-    verbatim: str = ""
-    written_text: str = ""
-    created: Instant
-
-
-class VersionIn(_Strict):
-    number: int = Field(ge=1, le=INT4)
-    kind: str = Field(max_length=32)
-    content: str
-    original: str = ""
-    language: str = Field("", max_length=8)
-    created: Instant
-
-
-class AuthorIn(_Strict):
-    kind: str = Field(max_length=16)
-    client: str = Field("", max_length=120)
-    user: str | None = Field(None, max_length=150)
-
-
-class ForgottenIn(_Strict):
-    at: Instant
-    reason: str = ""
-
-
-class PeriodIn(_Strict):
-    start: Instant = Field(alias="from")
-    until: Instant | None = None
-    started: str = Field(pattern="^(created|restored)$")
-    ended: str = Field("", pattern="^(|forgotten|superseded)$")
-    replaced_by: str | None = Field(None, pattern=MEMORY_ID.pattern)
-
-
-class MemoryIn(_Strict):
-    id: str = Field(pattern=MEMORY_ID.pattern)
-    kind: str = Field(max_length=32)
-    state: str = Field(pattern="^(valid|forgotten|superseded)$")
-    author: AuthorIn
-    created: Instant
-    updated: Instant
-    language: str = Field("", max_length=8)
-    translation: str = Field(max_length=16)
-    original: str = ""
-    forgotten: ForgottenIn | None = None
-    restored: Instant | None = None
-    superseded_by: str | None = Field(None, pattern=MEMORY_ID.pattern)
-    superseded_at: Instant | None = None
-    provenance: list[ProvenanceIn] = []
-    versions: list[VersionIn] = []
-    validity: list[PeriodIn] = []  # absent in archives written before validity was kept
-    content: str = ""  # the body, set by the reader
-    path: str = ""  # the file it came from, set by the reader
-
-
-class ActionIn(_Strict):
-    resolution: str = Field(max_length=16)
-    automatic: bool = False
-    surface: str = Field("", max_length=16)
-    retired: str | None = Field(None, pattern=MEMORY_ID.pattern)
-    kept: str | None = Field(None, pattern=MEMORY_ID.pattern)
-    created: Instant
-    undone_at: Instant | None = None
-
-
-class ConflictIn(_Strict):
-    id: str = Field(pattern=CONFLICT_ID.pattern)
-    memory_a: str = Field(pattern=MEMORY_ID.pattern)
-    memory_b: str | None = Field(None, pattern=MEMORY_ID.pattern)
-    similarity: float | None = Field(None, ge=-1, le=1)
-    status: str = Field(max_length=16)
-    verdict: str = Field("", max_length=16)
-    confidence: float | None = Field(None, ge=0, le=1)
-    rationale: str = ""
-    resolution: str = Field("", max_length=16)
-    resolved_automatically: bool = False
-    resolved_at: Instant | None = None
-    created: Instant
-    judged: Instant | None = None
-    actions: list[ActionIn] = []
-
-
-class Archive(BaseModel):
-    """What a valid archive holds, parsed: its manifest, memories and queue items."""
-
-    manifest: dict[str, Any]
-    memories: list[MemoryIn]
-    conflicts: list[ConflictIn]
 
 
 def _read(archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: list[int]) -> bytes:
@@ -240,63 +111,6 @@ def _manifest(data: bytes) -> dict[str, Any]:
     return manifest
 
 
-def _refuse_unstorable(value: Any, where: str = "") -> None:
-    """Every string in a parsed file, keys too: ValueError at the first NUL or lone surrogate."""
-    if isinstance(value, str):
-        if _UNSTORABLE.search(value):
-            raise ValueError(f"{where or 'a value'} holds a NUL or a lone surrogate")
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            _refuse_unstorable(key, where)
-            _refuse_unstorable(item, f"{where}.{key}" if where else str(key))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            _refuse_unstorable(item, f"{where}[{index}]")
-
-
-def _free_text(memory: MemoryIn) -> dict[str, str | None]:
-    """Every free-text field of a memory, named as the archive names it."""
-    fields: dict[str, str | None] = {
-        "content": memory.content,
-        "original": memory.original,
-        "author.client": memory.author.client,
-        "author.user": memory.author.user,
-        "forgotten.reason": memory.forgotten.reason if memory.forgotten else None,
-    }
-    for index, row in enumerate(memory.provenance):
-        for name in ("verbatim", "written_text", "path", "conversation", "client", "author"):
-            fields[f"provenance[{index}].{name}"] = getattr(row, name)
-        fields[f"provenance[{index}].chunk_hash"] = row.chunk_hash
-    for index, version in enumerate(memory.versions):
-        fields[f"versions[{index}].content"] = version.content
-        fields[f"versions[{index}].original"] = version.original
-    return fields
-
-
-def _held_to_remember(memory: MemoryIn) -> MemoryIn:
-    """The memory as remember would take it (its text cleaned), or a DomainError saying why not:
-    the same limits and the same content guard as every other write."""
-    if len(memory.provenance) > settings.IMPORT_MAX_PROVENANCE:
-        raise ValidationFailed(
-            "provenance",
-            _("More than %(n)d provenance rows.") % {"n": settings.IMPORT_MAX_PROVENANCE},
-        )
-    if len(memory.versions) > settings.IMPORT_MAX_VERSIONS:
-        raise ValidationFailed(
-            "versions", _("More than %(n)d versions.") % {"n": settings.IMPORT_MAX_VERSIONS}
-        )
-    content = clean_content(memory.content)
-    texts = _free_text(memory)
-    for name, text in texts.items():
-        if text and len(text) > settings.MAX_MEMORY_CHARS:
-            raise ValidationFailed(
-                name,
-                _("Longer than %(n)d characters.") % {"n": settings.MAX_MEMORY_CHARS},
-            )
-    refuse_secrets(texts)
-    return memory.model_copy(update={"content": content})
-
-
 def _refused(path: str, exc: DomainError) -> BadArchive:
     field = next(iter(exc.details), "")
     return BadArchive(
@@ -308,14 +122,14 @@ def _parse(path: str, data: bytes) -> Any:
     try:
         if path == fmt.CONFLICTS:
             items = json.loads(data)
-            _refuse_unstorable(items)
+            refuse_unstorable(items)
             conflicts = [ConflictIn.model_validate(item) for item in items]
             for conflict in conflicts:
                 refuse_secrets({f"{conflict.id}.rationale": conflict.rationale})
             return conflicts
         fields, body = fmt.split_memory_file(data)
-        _refuse_unstorable(fields)
-        _refuse_unstorable(body, "the body")
+        refuse_unstorable(fields)
+        refuse_unstorable(body, "the body")
         memory = MemoryIn.model_validate(fields)
     except (ValueError, TypeError, ValidationError, RecursionError) as exc:
         message = _("%(p)s does not parse: %(e)s") % {"p": path, "e": str(exc)[:300]}
@@ -331,7 +145,7 @@ def _parse(path: str, data: bytes) -> Any:
     ):
         raise BadArchive(_("%(p)s does not hold the memory its path names.") % {"p": path})
     try:
-        return _held_to_remember(memory.model_copy(update={"content": body, "path": path}))
+        return held_to_remember(memory.model_copy(update={"content": body, "path": path}))
     except DomainError as exc:
         raise _refused(path, exc) from None
 

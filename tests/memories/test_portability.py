@@ -21,6 +21,7 @@ from memories.portability.tickets import ticket_issue
 from scopes.models import Role
 from tests.factories import add_member, make_scope
 from tests.fakes.anthropic_api import tool_answer
+from tests.memories.archive_support import comparable, entries
 from tests.memories.canonical_support import ENGLISH, GERMAN, VERBATIM, write
 from zeromemory.core.actor import Actor
 
@@ -30,65 +31,6 @@ def export(client, scope_id: str) -> bytes:
     assert response.status_code == 200, response
     assert response.streaming and response["Content-Type"] == "application/zip"
     return b"".join(response.streaming_content)
-
-
-def entries(data: bytes) -> dict[str, bytes]:
-    with zipfile.ZipFile(io.BytesIO(data)) as archive:
-        return {info.filename: archive.read(info) for info in archive.infolist()}
-
-
-def comparable(data: bytes) -> dict[str, object]:
-    """An archive's content without the fields its manifest names as the server's (its ids
-    named by the memory's text, which the server assigns on import)."""
-    files = entries(data)
-    labels = {}
-    for name, body in files.items():
-        if name.endswith(".md"):
-            fields, content = fmt.split_memory_file(body)
-            labels[fields["id"]] = f"<{content}>"
-        elif name == fmt.CONFLICTS:
-            labels |= {item["id"]: f"<conflict {n}>" for n, item in enumerate(json.loads(body))}
-    manifest = json.loads(files.pop(fmt.MANIFEST))
-    assigned = set(manifest["server_assigned"])
-    out: dict[str, object] = {}
-    for name, body in files.items():
-        if name == fmt.CONFLICTS:
-            conflicts = json.loads(body)
-            for conflict in conflicts:
-                for key in ("id", "scope", "resolved_by", "challenged_by"):
-                    assert f"conflict.{key}" in assigned
-                    conflict.pop(key)
-                for action in conflict["actions"]:
-                    action.pop("by"), action.pop("undone_by")
-            out[name] = conflicts
-            continue
-        fields, content = fmt.split_memory_file(body)
-        for key in ("scope",):
-            assert f"memory.{key}" in assigned
-            fields.pop(key)
-        # The author is whoever wrote the memory here (an importer); the archive's is a claim in
-        # the import's provenance row.
-        fields.pop("author")
-        fields["provenance"] = [
-            {key: value for key, value in row.items() if key != "claims"}
-            for row in fields["provenance"]
-            if row["source"] != "import"
-        ]
-        if fields["forgotten"]:
-            fields["forgotten"].pop("by")
-        for version in fields["versions"]:
-            version.pop("edited_by")
-        for period in fields["validity"]:
-            period.pop("started_by"), period.pop("ended_by")
-        out[name] = (fields, content)
-    for scope in manifest["scopes"]:
-        scope.pop("id")
-    manifest.pop("files"), manifest.pop("server_version")
-    out[fmt.MANIFEST] = manifest
-    text = json.dumps(out, sort_keys=True)
-    for public_id, label in labels.items():
-        text = text.replace(public_id, label)
-    return json.loads(text)
 
 
 def recall_texts(client, scope_id: str, query: str) -> list[str]:
