@@ -29,9 +29,9 @@ CONFLICTS = "conflicts.json"
 LIVE_DIR = "memories"
 ARCHIVE_DIR = "archive"
 
-# Fields whose values belong to the server that wrote the archive: its ids (kept on import when
-# still free, else new), the scope the memories live in, and its accounts (people who forgot,
-# edited or resolved are named, but an import records none of them as the importing user).
+# Fields whose values belong to the server that wrote the archive: its ids (an import assigns
+# new ones), the scope the memories live in, and its accounts (people who forgot, edited or
+# resolved are named, but an import records none of them as a user of its own).
 # A comparison of two archives of the same memories ignores exactly these.
 SERVER_ASSIGNED = [
     "manifest.server_version",
