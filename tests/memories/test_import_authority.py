@@ -13,6 +13,7 @@ from django.test import override_settings
 
 from memories.models import Memory, Provenance
 from tests.factories import make_scope
+from tests.fakes.anthropic_api import tool_answer
 from tests.memories.archive_support import (
     AWS_KEY,
     CLAIMED,
@@ -26,6 +27,7 @@ from tests.memories.archive_support import (
     post,
     refused,
 )
+from tests.memories.canonical_support import ENGLISH, GERMAN
 
 
 @pytest.fixture
@@ -132,3 +134,15 @@ def test_the_command_refuses_what_rest_refuses(tenancy, kinds_seeded, tmp_path):
         "import_export", str(path), "--scope", other.public_id, "--user", "owner", "--keep-times"
     )
     assert Memory.objects.get().created_at == datetime.fromisoformat(CLAIMED)
+
+
+def test_text_that_is_not_english_is_canonicalized_as_a_remember_would_be(
+    tenancy, writer, fake_anthropic, sync_tasks, django_capture_on_commit_callbacks
+):
+    fake_anthropic.script(tool_answer(ENGLISH))
+    data = one(memory_bytes(GERMAN, language="en", translation="skipped"))
+    with django_capture_on_commit_callbacks(execute=True):
+        assert post(writer, tenancy.team.public_id, data).status_code == 200
+    memory = Memory.objects.get()
+    assert (memory.content, memory.content_original) == (ENGLISH, GERMAN)
+    assert memory.content_lang == "de" and memory.translation_status == "done"
