@@ -36,7 +36,7 @@ from memories.records import content_hash, window_rows
 from scopes.models import Scope
 from zeromemory.core.actor import Actor
 
-EMBED_BATCH = 256
+WRITE_BATCH = 256  # memories per INSERT (their embeddings are computed before)
 
 
 Model = TypeVar("Model", bound=BaseModel)
@@ -192,10 +192,10 @@ def write_memories(
     created: dict[str, Memory] = {}
     provenance: list[Provenance] = []
     absorbed = 0
-    claims = []
+    translations = []
     hashes = set(held)
-    for start in range(0, len(writes), EMBED_BATCH):
-        batch = writes[start : start + EMBED_BATCH]
+    for start in range(0, len(writes), WRITE_BATCH):
+        batch = writes[start : start + WRITE_BATCH]
         new = [w for w in batch if not _absorbs(w, hashes)]
         for write in batch:
             if _absorbs(write, hashes):
@@ -206,7 +206,7 @@ def write_memories(
                     write, target.id, actor=actor, now=now, absorbed=True
                 )
         rows = [_memory_row(write, actor=actor, scope=scope) for write in new]
-        claims += [
+        translations += [
             (row, TRANSLATION.new_claim(row))
             for row in rows
             if row.translation_status == TranslationStatus.PENDING
@@ -224,6 +224,6 @@ def write_memories(
             provenance += _provenance_rows(write, row.id, actor=actor, now=now, absorbed=False)
         Memory.objects.bulk_update(rows, ["updated_at"])
     Provenance.objects.bulk_create(provenance, batch_size=1000)
-    for row, claim in claims:
+    for row, claim in translations:
         transaction.on_commit(partial(enqueue_canonicalization, memory_id=row.id, claim=claim))
     return created, absorbed
