@@ -77,6 +77,12 @@ IMPORT_MAX_BYTES = env_int("ZM_IMPORT_MAX_BYTES", 100 * 1_048_576, minimum=1024)
 IMPORT_MAX_ENTRY_BYTES = env_int("ZM_IMPORT_MAX_ENTRY_BYTES", 4 * 1_048_576, minimum=1024)
 IMPORT_MAX_TOTAL_BYTES = env_int("ZM_IMPORT_MAX_TOTAL_BYTES", 1024 * 1_048_576, minimum=1024)
 EXPORT_URL_SECONDS = env_int("ZM_EXPORT_URL_SECONDS", 300, minimum=10)
+# What one imported memory may hold beyond remember's limits: provenance rows and versions.
+IMPORT_MAX_PROVENANCE = env_int("ZM_IMPORT_MAX_PROVENANCE", 1000, minimum=1)
+IMPORT_MAX_VERSIONS = env_int("ZM_IMPORT_MAX_VERSIONS", 100, minimum=1)
+# Characters of memory text one import request (REST, dashboard) may embed: what a remember
+# batch of 100 items may (manage.py import_export has no such budget).
+IMPORT_MAX_EMBED_CHARS = env_int("ZM_IMPORT_MAX_EMBED_CHARS", 1_600_000, minimum=1000)
 
 # Rules: a convention, decision, gotcha or preference that agents report using (mark_used) in
 # this many distinct conversations becomes a rule candidate for its scope's admins.

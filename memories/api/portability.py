@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import io
 
+from django.conf import settings
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers
 from rest_framework.permissions import AllowAny
 from rest_framework.views import APIView
 
@@ -17,10 +19,11 @@ from memories.portability.restore import archive_import
 from memories.portability.schemas import ArchiveImportOut
 from memories.portability.service import exportable_scopes, spool_upload
 from memories.portability.tickets import ticket_redeem
-from scopes.access import writable_scope
+from scopes.access import administrable_scope, writable_scope
 from scopes.models import Scope
 from zeromemory.core.actor import actor_for_request
 from zeromemory.core.rendering import render
+from zeromemory.core.serializers import StrictSerializer
 
 ZIP = OpenApiResponse(OpenApiTypes.BINARY, description="A zip in the export format (README)")
 
@@ -62,14 +65,21 @@ class ExportDownloadView(APIView):
 
 
 class ImportExportView(APIView):
+    class Options(StrictSerializer):
+        keep_times = serializers.BooleanField(required=False, default=False)
+
     @extend_schema(
+        parameters=[Options],
         request={"application/zip": OpenApiTypes.BINARY},
         responses=ArchiveImportOut,
-        summary="Import an export (the zip as the body) into a scope (writers)",
+        summary="Import an export (the zip as the body) into a scope (writers; keep_times: admins)",
     )
     def post(self, request, scope_id: str):
         actor = actor_for_request(request)
-        scope = writable_scope(actor, scope_id)
+        options = self.Options(data=request.query_params.dict())
+        options.is_valid(raise_exception=True)
+        keep_times = options.validated_data["keep_times"]
+        scope = (administrable_scope if keep_times else writable_scope)(actor, scope_id)
         declared = request.META.get("CONTENT_LENGTH")
         upload = spool_upload(
             request.stream or io.BytesIO(),
@@ -77,5 +87,11 @@ class ImportExportView(APIView):
         )
         with upload:
             archive = read_archive(upload)
-        result = archive_import(scope=scope, archive=archive)
+        result = archive_import(
+            actor=actor,
+            scope=scope,
+            archive=archive,
+            keep_times=keep_times,
+            budget=settings.IMPORT_MAX_EMBED_CHARS,
+        )
         return render(ArchiveImportOut.of(scope=scope.public_id, result=result))

@@ -68,6 +68,9 @@ class Provenance(models.Model):
         "scopes.ApiToken", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     created_at = models.DateTimeField(_("created"), default=timezone.now)
+    # What a write said of itself that the server does not take as its own: an archive's id,
+    # author and times on an import's row (never the memory's authority or time).
+    claims = models.JSONField(_("claims"), default=dict, blank=True)
 
     class Meta:
         verbose_name = _("provenance")

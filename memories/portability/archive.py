@@ -7,6 +7,10 @@ decompressed (declared sizes are checked first, then the bytes actually read, so
 stops at the limit), compresses an entry more than `MAX_RATIO` times, lacks the manifest or
 names another format version, or when a file's sha256 differs from the manifest's, a file is
 missing from it or not in it, or a memory file does not parse.
+
+A file is also refused, naming it, when its YAML uses anchors, aliases or tags, when a time or
+number is beyond what the server represents (`incoming`), or when a memory is not what
+`remember` would write (`guard`: its limits and content guard).
 """
 
 from __future__ import annotations
@@ -15,12 +19,11 @@ import hashlib
 import json
 import re
 import zipfile
-from datetime import datetime
 from typing import IO, Any
 
 from django.conf import settings
 from django.utils.translation import gettext as _
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
 from memories.kinds import all_kinds
 from memories.models import (
@@ -32,17 +35,17 @@ from memories.models import (
     TranslationStatus,
 )
 from memories.portability import format as fmt
-from zeromemory.core.errors import ValidationFailed
+from memories.portability.guard import held_to_remember, refuse_unstorable
+from memories.portability.incoming import ID_PART, Archive, ConflictIn, MemoryIn
+from zeromemory.core.errors import DomainError, ValidationFailed
+from zeromemory.core.secrets import refuse_secrets
 
 MAX_RATIO = 200  # deflate reaches ~10x on prose; 200x is a bomb, not text
 MAX_ENTRIES = 1_000_000
-_ID = r"[0-9a-z]{26}"
 _PATH = re.compile(
     rf"^(?P<section>memories|archive)/(?P<dir>[a-z0-9]+(?:-[a-z0-9_]+)*)/"
-    rf"(?P<kind>[a-z0-9_-]{{1,32}})/(?P<id>mem_{_ID})\.md$"
+    rf"(?P<kind>[a-z0-9_-]{{1,32}})/(?P<id>mem_{ID_PART})\.md$"
 )
-MEMORY_ID = re.compile(rf"^mem_{_ID}$")
-CONFLICT_ID = re.compile(rf"^cfl_{_ID}$")
 
 
 class BadArchive(ValidationFailed):
@@ -50,107 +53,6 @@ class BadArchive(ValidationFailed):
 
     def __init__(self, message: str) -> None:
         super().__init__("archive", message)
-
-
-class _Strict(BaseModel):
-    # New optional fields may come in later versions of the format; unknown ones are ignored.
-    model_config = ConfigDict(extra="ignore")
-
-
-class ProvenanceIn(_Strict):
-    source: str = Field(max_length=16)
-    absorbed: bool = False
-    author: str = Field("", max_length=150)
-    client: str = Field("", max_length=120)
-    conversation: str = Field("", max_length=200)
-    path: str = Field("", max_length=1000)
-    chunk_hash: str = Field("", max_length=128)
-    verbatim: str = ""
-    written_text: str = ""
-    created: datetime
-
-
-class VersionIn(_Strict):
-    number: int = Field(ge=1)
-    kind: str = Field(max_length=32)
-    content: str
-    original: str = ""
-    language: str = Field("", max_length=8)
-    created: datetime
-
-
-class AuthorIn(_Strict):
-    kind: str = Field(max_length=16)
-    client: str = Field("", max_length=120)
-    user: str | None = Field(None, max_length=150)
-
-
-class ForgottenIn(_Strict):
-    at: datetime
-    reason: str = ""
-
-
-class PeriodIn(_Strict):
-    start: datetime = Field(alias="from")
-    until: datetime | None = None
-    started: str = Field(pattern="^(created|restored)$")
-    ended: str = Field("", pattern="^(|forgotten|superseded)$")
-    replaced_by: str | None = Field(None, pattern=MEMORY_ID.pattern)
-
-
-class MemoryIn(_Strict):
-    id: str = Field(pattern=MEMORY_ID.pattern)
-    kind: str = Field(max_length=32)
-    state: str = Field(pattern="^(valid|forgotten|superseded)$")
-    author: AuthorIn
-    created: datetime
-    updated: datetime
-    language: str = Field("", max_length=8)
-    translation: str = Field(max_length=16)
-    original: str = ""
-    forgotten: ForgottenIn | None = None
-    restored: datetime | None = None
-    superseded_by: str | None = Field(None, pattern=MEMORY_ID.pattern)
-    superseded_at: datetime | None = None
-    provenance: list[ProvenanceIn] = []
-    versions: list[VersionIn] = []
-    validity: list[PeriodIn] = []  # absent in archives written before validity was kept
-    content: str = ""  # the body, set by the reader
-
-
-class ActionIn(_Strict):
-    resolution: str = Field(max_length=16)
-    automatic: bool = False
-    surface: str = Field("", max_length=16)
-    retired: str | None = Field(None, pattern=MEMORY_ID.pattern)
-    kept: str | None = Field(None, pattern=MEMORY_ID.pattern)
-    created: datetime
-    undone_at: datetime | None = None
-
-
-class ConflictIn(_Strict):
-    id: str = Field(pattern=CONFLICT_ID.pattern)
-    memory_a: str = Field(pattern=MEMORY_ID.pattern)
-    memory_b: str | None = Field(None, pattern=MEMORY_ID.pattern)
-    similarity: float | None = None
-    status: str = Field(max_length=16)
-    verdict: str = Field("", max_length=16)
-    confidence: float | None = None
-    rationale: str = ""
-    resolution: str = Field("", max_length=16)
-    resolved_automatically: bool = False
-    resolved_at: datetime | None = None
-    created: datetime
-    judged: datetime | None = None
-    actions: list[ActionIn] = []
-
-
-class Archive(BaseModel):
-    """What a valid archive holds, parsed: its manifest, memories and queue items."""
-
-    manifest: dict[str, Any]
-    memories: list[MemoryIn]
-    conflicts: list[ConflictIn]
 
 
 def _read(archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: list[int]) -> bytes:
@@ -209,15 +111,31 @@ def _manifest(data: bytes) -> dict[str, Any]:
     return manifest
 
 
+def _refused(path: str, exc: DomainError) -> BadArchive:
+    field = next(iter(exc.details), "")
+    return BadArchive(
+        _("%(p)s is refused: %(f)s: %(e)s") % {"p": path, "f": field, "e": exc.message}
+    )
+
+
 def _parse(path: str, data: bytes) -> Any:
     try:
         if path == fmt.CONFLICTS:
-            return [ConflictIn.model_validate(item) for item in json.loads(data)]
+            items = json.loads(data)
+            refuse_unstorable(items)
+            conflicts = [ConflictIn.model_validate(item) for item in items]
+            for conflict in conflicts:
+                refuse_secrets({f"{conflict.id}.rationale": conflict.rationale})
+            return conflicts
         fields, body = fmt.split_memory_file(data)
+        refuse_unstorable(fields)
+        refuse_unstorable(body, "the body")
         memory = MemoryIn.model_validate(fields)
-    except (ValueError, TypeError, ValidationError) as exc:
+    except (ValueError, TypeError, ValidationError, RecursionError) as exc:
         message = _("%(p)s does not parse: %(e)s") % {"p": path, "e": str(exc)[:300]}
         raise BadArchive(message) from None
+    except DomainError as exc:
+        raise _refused(path, exc) from None
     match = _PATH.match(path)
     live = match["section"] == fmt.LIVE_DIR
     if (
@@ -226,7 +144,10 @@ def _parse(path: str, data: bytes) -> Any:
         or live != (memory.state == "valid")
     ):
         raise BadArchive(_("%(p)s does not hold the memory its path names.") % {"p": path})
-    return memory.model_copy(update={"content": body})
+    try:
+        return held_to_remember(memory.model_copy(update={"content": body, "path": path}))
+    except DomainError as exc:
+        raise _refused(path, exc) from None
 
 
 def read_archive(upload: IO[bytes]) -> Archive:

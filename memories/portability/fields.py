@@ -50,6 +50,7 @@ PROVENANCE_COLUMNS = (
     "verbatim",
     "written_text",
     "created_at",
+    "claims",
 )
 VERSION_COLUMNS = (
     "memory_id",
@@ -74,10 +75,9 @@ PERIOD_COLUMNS = (
 
 
 def provenance_fields(row: tuple) -> dict[str, Any]:
-    _, source, absorbed, author, creator, client, conversation, path, chunk, verbatim, text, at = (
-        row
-    )
-    return {
+    _, source, absorbed, author, creator, client, conversation, path, chunk, *texts = row
+    verbatim, text, at, claims = texts
+    fields = {
         "source": source,
         "absorbed": absorbed,
         "author": author or creator or "",
@@ -89,6 +89,9 @@ def provenance_fields(row: tuple) -> dict[str, Any]:
         "written_text": text,
         "created": fmt.when(at),
     }
+    if claims:  # written only when there are any, so archives without stay the same bytes
+        fields["claims"] = claims
+    return fields
 
 
 def version_fields(row: tuple) -> dict[str, Any]:

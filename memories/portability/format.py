@@ -29,9 +29,9 @@ CONFLICTS = "conflicts.json"
 LIVE_DIR = "memories"
 ARCHIVE_DIR = "archive"
 
-# Fields whose values belong to the server that wrote the archive: its ids (kept on import when
-# still free, else new), the scope the memories live in, and its accounts (people who forgot,
-# edited or resolved are named, but an import records none of them as the importing user).
+# Fields whose values belong to the server that wrote the archive: its ids (an import assigns
+# new ones), the scope the memories live in, and its accounts (people who forgot, edited or
+# resolved are named, but an import records none of them as a user of its own).
 # A comparison of two archives of the same memories ignores exactly these.
 SERVER_ASSIGNED = [
     "manifest.server_version",
@@ -58,8 +58,10 @@ def when(value: datetime | None) -> str | None:
     return value.astimezone(UTC).isoformat(timespec="microseconds")
 
 
-# libyaml's safe loader when PyYAML has it (it does in its wheels): fast, no tags.
+# libyaml's safe loader when PyYAML has it (it does in its wheels): fast, no Python tags.
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# The front matter the format writes is flat JSON values: a few levels of nesting at most.
+MAX_DEPTH = 8
 # What YAML reads as a line break or a byte-order mark but JSON leaves as it is.
 _YAML_BREAKS = re.compile("[\x7f-\x9f\u2028\u2029\ufeff]")
 
@@ -96,15 +98,38 @@ def memory_file(fields: dict[str, Any], content: str) -> bytes:
     return f"---\n{dump_front_matter(fields)}---\n{content}".encode()
 
 
+def _plain_yaml(text: str) -> Any:
+    """`text` loaded as plain YAML: no anchor, alias or tag, nested at most `MAX_DEPTH` deep.
+    The events are read first, so an alias never expands (a few KB of aliases would otherwise
+    become gigabytes after the archive's sizes were counted) and no tag reaches a constructor."""
+    depth = 0
+    for event in yaml.parse(text, Loader=_Loader):
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+            raise ValueError("the front matter uses a YAML anchor or alias")
+        if getattr(event, "tag", None) is not None:
+            raise ValueError("the front matter uses a YAML tag")
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise ValueError("the front matter is nested too deep")
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+    return yaml.load(text, Loader=_Loader)  # noqa: S506 - the safe loader, checked above
+
+
 def split_memory_file(data: bytes) -> tuple[dict[str, Any], str]:
-    """The front matter and the body of a memory file; ValueError when it is not one."""
+    """The front matter and the body of a memory file; ValueError when it is not one (bytes
+    that are not UTF-8, YAML that does not parse or uses anchors, aliases or tags)."""
     text = data.decode("utf-8")
     if not text.startswith("---\n"):
         raise ValueError("a memory file starts with a --- line")
     end = text.find("\n---\n", 3)
     if end < 0:
         raise ValueError("the front matter has no closing --- line")
-    fields = yaml.load(text[4 : end + 1], Loader=_Loader)  # noqa: S506 - the safe loader
+    try:
+        fields = _plain_yaml(text[4 : end + 1])
+    except yaml.YAMLError as exc:
+        raise ValueError(f"the front matter is not valid YAML: {exc}") from None
     if not isinstance(fields, dict):
         raise ValueError("the front matter is not a mapping")
     return fields, text[end + 5 :]

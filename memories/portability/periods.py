@@ -4,7 +4,7 @@ move (see `memories.portability.restore`)."""
 from __future__ import annotations
 
 from memories.models import Memory, ValidityPeriod
-from memories.portability.archive import MemoryIn
+from memories.portability.incoming import MemoryIn
 
 
 def write_validity(fresh: list[MemoryIn], created: dict[str, Memory]) -> None:

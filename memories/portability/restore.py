@@ -1,10 +1,16 @@
-"""Import of an export into a scope: the memories as they were, written in one transaction.
+"""Import of an export into a scope: a write like any other, of many memories in one transaction.
 
-Kept as exported: canonical content, originals and languages, verbatim phrases and the rest of
-provenance (the authors as names: the importing user is recorded as the author of nothing),
-states, times, versions, supersede links and the review queue with its actions. Computed on
-the way in: embeddings (and windows) and the full-text vector. A memory keeps its id when the
-id is free on this server, else it gets a new one.
+Authority comes from the importing credential, as for every write: each memory is by the actor
+(author kind, user, token, client), and an `import` provenance row records the import with what
+the archive claimed (its id, author and times) in `claims`. The archive's own provenance rows
+(verbatim phrases, authors as names) are kept as they were written, as claims. Times are the
+import's unless a scope admin keeps the archive's (`keep_times`): then the memories, versions,
+validity periods and review queue keep their times, which `as_of` answers by. The server
+assigns every id (an archive's ids are mapped through the ledger, whatever exists elsewhere).
+Kept as exported: canonical content, originals and languages (text that is not English is
+queued for canonicalization as a remember would be), states, versions, supersede links and the
+review queue with its actions. Computed on the way in, before the scope is locked: embeddings
+(and windows) and the language.
 
 The ledger (`ImportedMemory`) makes a second import of the same archive into the same scope
 write nothing. A valid memory whose text the scope already holds is not written again: its
@@ -16,32 +22,31 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from memories.embeddings import embed_contents
 from memories.models import (
     Conflict,
     ConflictAction,
     ImportedMemory,
     Memory,
     MemoryVersion,
-    MemoryWindow,
-    Provenance,
     Relation,
     Resolution,
 )
-from memories.portability.archive import (
-    Archive,
-    BadArchive,
-    ConflictIn,
-    MemoryIn,
-    check_references,
+from memories.portability.archive import BadArchive, check_references
+from memories.portability.imported import (
+    MemoryWrite,
+    held_by_text,
+    prepare_writes,
+    retimed,
+    write_memories,
 )
+from memories.portability.incoming import Archive, ConflictIn, MemoryIn
 from memories.portability.periods import write_validity
-from memories.records import content_hash, window_rows
 from scopes.models import Scope
+from zeromemory.core.actor import Actor
 
-EMBED_BATCH = 256
 # A pair is stored with A older than B (by primary key); an import that writes them the other
 # way round swaps the pair and every A/B word with it.
 _SWAP = {
@@ -58,103 +63,6 @@ class ImportResult:
     absorbed: int  # memories whose text the scope held already (provenance added there)
     skipped: int  # memories an earlier import of this archive wrote
     conflicts: int  # queue items written
-
-
-def _memory_row(item: MemoryIn, *, scope: Scope, public_id: str, vector: list[float]) -> Memory:
-    return Memory(
-        public_id=public_id,
-        scope=scope,
-        kind_id=item.kind,
-        content=item.content,
-        content_original=item.original,
-        content_lang=item.language,
-        content_hash=content_hash(item.content),
-        translation_status=item.translation,
-        author_kind=item.author.kind,
-        agent_name=item.author.client,
-        embedding=vector,
-        valid=item.state == "valid",
-        forgotten_at=item.forgotten.at if item.forgotten else None,
-        forgotten_reason=item.forgotten.reason if item.forgotten else "",
-        superseded_at=item.superseded_at,
-        restored_at=item.restored,
-        created_at=item.created,
-    )
-
-
-def _provenance_rows(item: MemoryIn, memory_id: int, *, absorbed: bool) -> list[Provenance]:
-    return [
-        Provenance(
-            memory_id=memory_id,
-            source_kind=row.source,
-            absorbed=row.absorbed or absorbed,
-            author_name=row.author,
-            client_name=row.client,
-            conversation_id=row.conversation,
-            source_path=row.path,
-            chunk_hash=row.chunk_hash,
-            verbatim=row.verbatim,
-            written_text=row.written_text or (item.content if absorbed else ""),
-            created_at=row.created,
-        )
-        for row in item.provenance
-    ]
-
-
-def _write_memories(scope: Scope, fresh: list[MemoryIn]) -> tuple[dict[str, Memory], int]:
-    """The new memories (by archive id) and how many were absorbed into existing ones."""
-    taken = set(
-        Memory.objects.filter(public_id__in=[m.id for m in fresh]).values_list(
-            "public_id", flat=True
-        )
-    )
-    held = {
-        memory.content_hash: memory
-        for memory in Memory.objects.filter(
-            scope=scope,
-            valid=True,
-            content_hash__in=[content_hash(m.content) for m in fresh if m.state == "valid"],
-        ).only("id", "content_hash", "public_id")
-    }
-    created: dict[str, Memory] = {}
-    provenance: list[Provenance] = []
-    absorbed = 0
-    for start in range(0, len(fresh), EMBED_BATCH):
-        batch = fresh[start : start + EMBED_BATCH]
-        new = [m for m in batch if m.state != "valid" or content_hash(m.content) not in held]
-        new_ids = {m.id for m in new}
-        for item in batch:
-            if item.id not in new_ids:
-                absorbed += 1
-                target = held[content_hash(item.content)]
-                created[item.id] = target
-                provenance += _provenance_rows(item, target.id, absorbed=True)
-        embedded = embed_contents([item.content for item in new])
-        rows = [
-            _memory_row(
-                item,
-                scope=scope,
-                public_id=Memory._meta.get_field("public_id").get_default()
-                if item.id in taken
-                else item.id,
-                vector=vectors.vector,
-            )
-            for item, vectors in zip(new, embedded, strict=True)
-        ]
-        Memory.objects.bulk_create(rows)
-        MemoryWindow.objects.bulk_create(
-            window
-            for row, vectors in zip(rows, embedded, strict=True)
-            for window in window_rows(memory=row, embedded=vectors)
-        )
-        for item, row in zip(new, rows, strict=True):
-            row.updated_at = item.updated
-            row.imported = True
-            created[item.id] = row
-            provenance += _provenance_rows(item, row.id, absorbed=False)
-        Memory.objects.bulk_update(rows, ["updated_at"])
-    Provenance.objects.bulk_create(provenance, batch_size=1000)
-    return created, absorbed
 
 
 def _write_links(scope: Scope, fresh: list[MemoryIn], created: dict[str, Memory]) -> None:
@@ -188,11 +96,6 @@ def _write_links(scope: Scope, fresh: list[MemoryIn], created: dict[str, Memory]
 
 def _write_conflicts(scope: Scope, conflicts: list[ConflictIn], created: dict[str, Memory]) -> int:
     written = 0
-    taken = set(
-        Conflict.objects.filter(public_id__in=[c.id for c in conflicts]).values_list(
-            "public_id", flat=True
-        )
-    )
     for item in conflicts:
         a = created.get(item.memory_a)
         b = created.get(item.memory_b) if item.memory_b else None
@@ -205,7 +108,6 @@ def _write_conflicts(scope: Scope, conflicts: list[ConflictIn], created: dict[st
             a, b = b, a
             verdict, resolution = _SWAP.get(verdict, verdict), _SWAP.get(resolution, resolution)
         conflict = Conflict.objects.create(
-            **({} if item.id in taken else {"public_id": item.id}),
             scope=scope,
             memory_a=a,
             memory_b=b,
@@ -237,35 +139,75 @@ def _write_conflicts(scope: Scope, conflicts: list[ConflictIn], created: dict[st
     return written
 
 
-def archive_import(*, scope: Scope, archive: Archive) -> ImportResult:
-    """Write the archive's memories into `scope` (which the caller may write), or nothing."""
+def archive_import(
+    *,
+    actor: Actor,
+    scope: Scope,
+    archive: Archive,
+    keep_times: bool = False,
+    budget: int | None = None,
+) -> ImportResult:
+    """Write the archive's memories into `scope` as `actor` (who may write it; administer it when
+    `keep_times`), or nothing. `budget`: the most characters of text this import may embed (a
+    request's; None for the command), past which the archive is refused before any work."""
     check_references(archive)
-    memories = sorted(archive.memories, key=lambda memory: memory.id)
+    if budget is not None and sum(len(m.content) for m in archive.memories) > budget:
+        raise BadArchive(
+            _(
+                "The archive holds more than %(n)d characters of memories, more than one "
+                "request embeds: split it, or import it with manage.py import_export."
+            )
+            % {"n": budget}
+        )
+    now = timezone.now()
+    at = (lambda value: min(value, now)) if keep_times else (lambda value: now)
+    writes = [
+        MemoryWrite(
+            item=retimed(memory, at)
+            if keep_times
+            else retimed(memory, at).model_copy(update={"validity": [], "restored": None}),
+            claimed=memory,
+        )
+        for memory in sorted(archive.memories, key=lambda memory: memory.id)
+    ]
+    conflicts = [retimed(conflict, at) for conflict in archive.conflicts]
+    ids = [w.item.id for w in writes]
+    # The slow part (embedding) before the transaction: the scope row is locked only to write.
+    earlier = set(_ledger(scope, ids))
+    prepare_writes(
+        [w for w in writes if w.item.id not in earlier], set(held_by_text(scope, writes))
+    )
     try:
         with transaction.atomic():
             # Two imports into one scope run one after the other, so the ledger check holds.
             Scope.objects.select_for_update().filter(pk=scope.pk).first()
-            done = set(
-                ImportedMemory.objects.filter(
-                    scope=scope, origin_id__in=[m.id for m in memories]
-                ).values_list("origin_id", flat=True)
-            )
-            fresh = [memory for memory in memories if memory.id not in done]
+            done = set(_ledger(scope, ids))
+            fresh = [w for w in writes if w.item.id not in done]
             if not fresh:
                 return ImportResult(imported=0, absorbed=0, skipped=len(done), conflicts=0)
-            created, absorbed = _write_memories(scope, fresh)
-            _write_links(scope, fresh, created)
-            write_validity(fresh, created)
-            conflicts = _write_conflicts(scope, archive.conflicts, created)
+            created, absorbed = write_memories(actor, scope, fresh, now)
+            items = [w.item for w in fresh]
+            _write_links(scope, items, created)
+            write_validity(items, created)
+            written = _write_conflicts(scope, conflicts, created)
             ImportedMemory.objects.bulk_create(
                 (
                     ImportedMemory(scope=scope, origin_id=item.id, memory=created[item.id])
-                    for item in fresh
+                    for item in items
                 ),
                 batch_size=1000,
             )
     except IntegrityError:
         raise BadArchive(_("The archive contradicts itself (the same text valid twice).")) from None
     return ImportResult(
-        imported=len(fresh) - absorbed, absorbed=absorbed, skipped=len(done), conflicts=conflicts
+        imported=len(fresh) - absorbed, absorbed=absorbed, skipped=len(done), conflicts=written
+    )
+
+
+def _ledger(scope: Scope, ids: list[str]) -> list[str]:
+    """Which of these archive ids an earlier import wrote into this scope."""
+    return list(
+        ImportedMemory.objects.filter(scope=scope, origin_id__in=ids).values_list(
+            "origin_id", flat=True
+        )
     )

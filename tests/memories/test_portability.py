@@ -21,6 +21,7 @@ from memories.portability.tickets import ticket_issue
 from scopes.models import Role
 from tests.factories import add_member, make_scope
 from tests.fakes.anthropic_api import tool_answer
+from tests.memories.archive_support import comparable, entries
 from tests.memories.canonical_support import ENGLISH, GERMAN, VERBATIM, write
 from zeromemory.core.actor import Actor
 
@@ -32,52 +33,12 @@ def export(client, scope_id: str) -> bytes:
     return b"".join(response.streaming_content)
 
 
-def entries(data: bytes) -> dict[str, bytes]:
-    with zipfile.ZipFile(io.BytesIO(data)) as archive:
-        return {info.filename: archive.read(info) for info in archive.infolist()}
-
-
-def comparable(data: bytes) -> dict[str, object]:
-    """An archive's content without the fields its manifest names as the server's."""
-    files = entries(data)
-    manifest = json.loads(files.pop(fmt.MANIFEST))
-    assigned = set(manifest["server_assigned"])
-    out: dict[str, object] = {}
-    for name, body in files.items():
-        if name == fmt.CONFLICTS:
-            conflicts = json.loads(body)
-            for conflict in conflicts:
-                for key in ("id", "scope", "resolved_by", "challenged_by"):
-                    assert f"conflict.{key}" in assigned
-                    conflict.pop(key)
-                for action in conflict["actions"]:
-                    action.pop("by"), action.pop("undone_by")
-            out[name] = conflicts
-            continue
-        fields, content = fmt.split_memory_file(body)
-        for key in ("scope",):
-            assert f"memory.{key}" in assigned
-            fields.pop(key)
-        if fields["forgotten"]:
-            fields["forgotten"].pop("by")
-        for version in fields["versions"]:
-            version.pop("edited_by")
-        for period in fields["validity"]:
-            period.pop("started_by"), period.pop("ended_by")
-        out[name] = (fields, content)
-    for scope in manifest["scopes"]:
-        scope.pop("id")
-    manifest.pop("files"), manifest.pop("server_version")
-    out[fmt.MANIFEST] = manifest
-    return out
-
-
-def recall_ids(client, scope_id: str, query: str) -> list[str]:
+def recall_texts(client, scope_id: str, query: str) -> list[str]:
     response = client.post(
         "/api/v1/recall", {"query": query, "scopes": [scope_id], "k": 10}, format="json"
     )
     assert response.status_code == 200, response.json()
-    return [item["id"] for item in response.json()["results"]]
+    return [item["content"] for item in response.json()["results"]]
 
 
 def post(client, path: str, body: dict | None = None):
@@ -86,9 +47,10 @@ def post(client, path: str, body: dict | None = None):
     return response.json()
 
 
-def import_archive(client, scope_id: str, data: bytes):
+def import_archive(client, scope_id: str, data: bytes, *, keep_times: bool = False):
+    query = "?keep_times=true" if keep_times else ""
     return client.post(
-        f"/api/v1/scopes/{scope_id}/import-export", data, content_type="application/zip"
+        f"/api/v1/scopes/{scope_id}/import-export{query}", data, content_type="application/zip"
     )
 
 
@@ -146,7 +108,7 @@ def test_round_trip_keeps_every_memory_and_recall_finds_the_same(db, tenancy, hi
     [period] = fmt.split_memory_file(forgotten_file)[0]["validity"]
     assert period["ended"] == "forgotten" and period["until"]
     queries = ["deploy to production on Friday", "which port does the API listen on", "lint"]
-    before = {query: recall_ids(owner, team.public_id, query) for query in queries}
+    before = {query: recall_texts(owner, team.public_id, query) for query in queries}
     assert all(before.values())
 
     # A fresh database: the scope and every row of it are gone, so its ids are free again.
@@ -156,7 +118,7 @@ def test_round_trip_keeps_every_memory_and_recall_finds_the_same(db, tenancy, hi
     fresh.name = team.name
     fresh.save(update_fields=["name"])
     add_member(fresh, tenancy.writer, Role.WRITER)
-    response = import_archive(owner, fresh.public_id, first)
+    response = import_archive(owner, fresh.public_id, first, keep_times=True)
     assert response.status_code == 200, response.json()
     assert response.json() == {
         "scope": fresh.public_id,
@@ -165,12 +127,18 @@ def test_round_trip_keeps_every_memory_and_recall_finds_the_same(db, tenancy, hi
         "skipped": 0,
         "conflicts": 1,
     }
-    # Authors are names in provenance; the importer wrote nothing itself.
-    assert not Memory.objects.filter(created_by__isnull=False).exists()
-    assert set(Provenance.objects.values_list("author_name", flat=True)) == {"owner", "writer"}
+    # The importer is the author of every memory (an agent: it imported with a token); the
+    # archive's authors are names in provenance, and its claims are on the import's rows.
+    assert set(Memory.objects.values_list("created_by", "author_kind")) == {
+        (tenancy.owner.pk, "agent")
+    }
+    archived = Provenance.objects.exclude(source_kind="import")
+    assert set(archived.values_list("author_name", flat=True)) == {"owner", "writer"}
+    claims = Provenance.objects.filter(source_kind="import").values_list("claims", flat=True)
+    assert {claim["author"]["user"] for claim in claims} == {"owner", "writer"}
     second = export(owner, fresh.public_id)
     assert comparable(second) == comparable(first)
-    after = {query: recall_ids(owner, fresh.public_id, query) for query in queries}
+    after = {query: recall_texts(owner, fresh.public_id, query) for query in queries}
     assert after == before
 
     again = import_archive(owner, fresh.public_id, first)

@@ -17,6 +17,7 @@ import pytest
 from django.db import connection
 
 from tests.mcp_inproc import call_tool, structured
+from tests.memories.archive_support import CLAIMED, ID, archive, memory_bytes, one, path_of
 from tests.security.surfaces import API_ROWS, OK, Row
 from tests.security.surfaces_pages import DASHBOARD_ROWS
 from tests.security.surfaces_tools import TOOL_ROWS
@@ -189,3 +190,55 @@ def _has_free_text(row: Row) -> bool:
         isinstance(value, str) and name not in NOT_TEXT and not value.startswith("{")
         for name, value in (row.body or {}).items()
     )
+
+
+# An archive's free-text fields, each filled with a secret form (the import routes' bodies are
+# zips, not JSON): every one is refused, and nothing of any is stored.
+def _archive_with(field: str, text: str) -> bytes:
+    version = {"number": 1, "kind": "fact", "content": "Older.", "created": CLAIMED}
+    if field == "content":
+        return one(memory_bytes(text))
+    if field in ("original", "author.client", "author.user"):
+        top, _, inner = field.partition(".")
+        value = {"kind": "agent", "client": "", "user": "", inner: text} if inner else text
+        return one(**{top: value})
+    if field.startswith("provenance."):
+        return one(provenance=[{"source": "remember", "created": CLAIMED, field[11:]: text}])
+    if field.startswith("versions."):
+        return one(versions=[{**version, field[9:]: text}])
+    if field == "forgotten.reason":
+        gone = memory_bytes(state="forgotten", forgotten={"at": CLAIMED, "reason": text})
+        return archive({f"archive/team/fact/{ID}.md": gone})
+    conflict = {"id": "cfl_" + ID[4:], "memory_a": ID, "status": "open", "created": CLAIMED}
+    return archive(
+        {
+            path_of(): memory_bytes(),
+            "conflicts.json": json.dumps([{**conflict, "rationale": text}]).encode(),
+        }
+    )
+
+
+ARCHIVE_FIELDS = (
+    "content",
+    "original",
+    "author.client",
+    "author.user",
+    *(f"provenance.{name}" for name in ("verbatim", "written_text", "path", "conversation")),
+    *("provenance.client", "provenance.author", "versions.content", "versions.original"),
+    "forgotten.reason",
+    "rationale",
+)
+
+
+def test_rest_imports_store_no_secret_in_any_archive_field(world):  # noqa: F811
+    client = world.api("owner")
+    problems = []
+    for row in [r for r in API_ROWS if r.extra.get("archive")]:
+        for field in ARCHIVE_FIELDS:
+            for form, text in SECRET_FORMS.items():
+                data = _archive_with(field, text)
+                response = client.post(world.fill(row.path), data, content_type="application/zip")
+                if response.status_code != 400:
+                    problems.append((field, form, response.status_code))
+    # Every case was refused before anything was written: one scan finds none of them.
+    assert not problems and not stored_anywhere(), (problems, stored_anywhere())

@@ -1,0 +1,229 @@
+"""The memories of an import as rows: written by the importing actor, the archive's words kept as
+claims (see `memories.portability.restore`).
+
+Each memory is by the actor (author kind, user, token, client), with its language decided as
+remember decides it; its provenance is the archive's rows as they were written (their times
+the import's unless kept, the archive's then in `claims`) and one `import` row by the actor
+whose `claims` hold what the archive said of the memory: its id, author and times.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from functools import partial
+from typing import Any, TypeVar
+
+from django.db import transaction
+from pydantic import BaseModel
+
+from memories.canonical.language import detect_language
+from memories.canonical.service import TRANSLATION
+from memories.canonical.tasks import enqueue_canonicalization
+from memories.embeddings import Embedded, embed_contents
+from memories.models import (
+    Memory,
+    MemoryWindow,
+    Provenance,
+    SourceKind,
+    TranslationStatus,
+    authenticated_author_kind,
+)
+from memories.portability import format as fmt
+from memories.portability.incoming import MemoryIn
+from memories.records import content_hash, window_rows
+from scopes.models import Scope
+from zeromemory.core.actor import Actor
+
+WRITE_BATCH = 256  # memories per INSERT (their embeddings are computed before)
+
+
+Model = TypeVar("Model", bound=BaseModel)
+
+
+def retimed(model: Model, at: Callable[[datetime], datetime]) -> Model:
+    """The archive's item with every time in it passed through `at`."""
+    update: dict[str, Any] = {}
+    for name in type(model).model_fields:
+        value = getattr(model, name)
+        if isinstance(value, datetime):
+            update[name] = at(value)
+        elif isinstance(value, BaseModel):
+            update[name] = retimed(value, at)
+        elif isinstance(value, list) and value and isinstance(value[0], BaseModel):
+            update[name] = [retimed(item, at) for item in value]
+    return model.model_copy(update=update)
+
+
+@dataclass
+class MemoryWrite:
+    """One memory of the archive as this import writes it."""
+
+    item: MemoryIn  # its times already the import's (or the archive's, kept)
+    claimed: MemoryIn  # as the archive has it
+    lang: str = ""
+    status: str = TranslationStatus.SKIPPED
+    original: str = ""
+    embedded: Embedded | None = None
+
+
+def _language(write: MemoryWrite) -> None:
+    """The language as remember decides it: text that is not English waits for
+    canonicalization; an English text keeps the archive's original and language."""
+    item = write.item
+    decision = detect_language(item.content)
+    if decision.needs_translation:
+        write.lang, write.status, write.original = decision.lang, TranslationStatus.PENDING, ""
+    elif item.translation == TranslationStatus.DONE and item.original:
+        write.lang, write.status, write.original = item.language, item.translation, item.original
+    else:
+        write.lang, write.status, write.original = decision.lang, TranslationStatus.SKIPPED, ""
+
+
+def _memory_row(write: MemoryWrite, *, actor: Actor, scope: Scope) -> Memory:
+    item = write.item
+    return Memory(
+        scope=scope,
+        kind_id=item.kind,
+        content=item.content,
+        content_original=write.original,
+        content_lang=write.lang,
+        content_hash=content_hash(item.content),
+        translation_status=write.status,
+        author_kind=authenticated_author_kind(actor),
+        agent_name=actor.client_name,
+        created_by=actor.user,
+        created_by_token=actor.token,
+        embedding=write.embedded.vector,
+        valid=item.state == "valid",
+        forgotten_at=item.forgotten.at if item.forgotten else None,
+        forgotten_reason=item.forgotten.reason if item.forgotten else "",
+        superseded_at=item.superseded_at,
+        restored_at=item.restored,
+        created_at=item.created,
+    )
+
+
+def _claims(claimed: MemoryIn) -> dict[str, Any]:
+    """What the archive said of a memory that this server does not take as its own."""
+    return {
+        "id": claimed.id,
+        "author": claimed.author.model_dump(),
+        "created": fmt.when(claimed.created),
+        "updated": fmt.when(claimed.updated),
+        "restored": fmt.when(claimed.restored),
+    }
+
+
+def _provenance_rows(
+    write: MemoryWrite, memory_id: int, *, actor: Actor, now: datetime, absorbed: bool
+) -> list[Provenance]:
+    item, claimed = write.item, write.claimed
+    rows = [
+        Provenance(
+            memory_id=memory_id,
+            source_kind=row.source,
+            absorbed=row.absorbed or absorbed,
+            author_name=row.author,
+            client_name=row.client,
+            conversation_id=row.conversation,
+            source_path=row.path,
+            chunk_hash=row.chunk_hash,
+            verbatim=row.verbatim,
+            written_text=row.written_text or (item.content if absorbed else ""),
+            claims={} if row.created == said.created else {"created": fmt.when(said.created)},
+            created_at=row.created,
+        )
+        for row, said in zip(item.provenance, claimed.provenance, strict=True)
+    ]
+    # The import itself, by the importing credential.
+    rows.append(
+        Provenance(
+            memory_id=memory_id,
+            source_kind=SourceKind.IMPORT,
+            absorbed=absorbed,
+            client_name=actor.client_name,
+            written_text=item.content if absorbed else "",
+            claims=_claims(claimed),
+            created_by=actor.user,
+            created_by_token=actor.token,
+            created_at=now,
+        )
+    )
+    return rows
+
+
+def prepare_writes(writes: list[MemoryWrite], held: set[str]) -> None:
+    """Language and embeddings of the memories the scope does not hold yet (no lock is held)."""
+    new = [w for w in writes if w.embedded is None and not _absorbs(w, held)]
+    for write in new:
+        _language(write)
+    for write, embedded in zip(
+        new, embed_contents([write.item.content for write in new]), strict=True
+    ):
+        write.embedded = embedded
+
+
+def _absorbs(write: MemoryWrite, held: set[str]) -> bool:
+    return write.item.state == "valid" and content_hash(write.item.content) in held
+
+
+def held_by_text(scope: Scope, writes: list[MemoryWrite]) -> dict[str, Memory]:
+    """The scope's valid memories with the text of a valid memory of the archive, by hash."""
+    return {
+        memory.content_hash: memory
+        for memory in Memory.objects.filter(
+            scope=scope,
+            valid=True,
+            content_hash__in=[
+                content_hash(w.item.content) for w in writes if w.item.state == "valid"
+            ],
+        ).only("id", "content_hash", "public_id")
+    }
+
+
+def write_memories(
+    actor: Actor, scope: Scope, writes: list[MemoryWrite], now: datetime
+) -> tuple[dict[str, Memory], int]:
+    """The new memories (by archive id) and how many were absorbed into existing ones."""
+    held = held_by_text(scope, writes)
+    prepare_writes(writes, set(held))  # what the scope stopped holding since the first look (rare)
+    created: dict[str, Memory] = {}
+    provenance: list[Provenance] = []
+    absorbed = 0
+    translations = []
+    hashes = set(held)
+    for start in range(0, len(writes), WRITE_BATCH):
+        batch = writes[start : start + WRITE_BATCH]
+        new = [w for w in batch if not _absorbs(w, hashes)]
+        for write in batch:
+            if _absorbs(write, hashes):
+                absorbed += 1
+                target = held[content_hash(write.item.content)]
+                created[write.item.id] = target
+                provenance += _provenance_rows(
+                    write, target.id, actor=actor, now=now, absorbed=True
+                )
+        rows = [_memory_row(write, actor=actor, scope=scope) for write in new]
+        translations += [
+            (row, TRANSLATION.new_claim(row))
+            for row in rows
+            if row.translation_status == TranslationStatus.PENDING
+        ]
+        Memory.objects.bulk_create(rows)
+        MemoryWindow.objects.bulk_create(
+            window
+            for row, write in zip(rows, new, strict=True)
+            for window in window_rows(memory=row, embedded=write.embedded)
+        )
+        for write, row in zip(new, rows, strict=True):
+            row.updated_at = write.item.updated
+            row.imported = True
+            created[write.item.id] = row
+            provenance += _provenance_rows(write, row.id, actor=actor, now=now, absorbed=False)
+        Memory.objects.bulk_update(rows, ["updated_at"])
+    Provenance.objects.bulk_create(provenance, batch_size=1000)
+    for row, claim in translations:
+        transaction.on_commit(partial(enqueue_canonicalization, memory_id=row.id, claim=claim))
+    return created, absorbed
