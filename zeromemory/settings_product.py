@@ -81,3 +81,6 @@ EXPORT_URL_SECONDS = env_int("ZM_EXPORT_URL_SECONDS", 300, minimum=10)
 # Rules: a convention, decision, gotcha or preference that agents report using (mark_used) in
 # this many distinct conversations becomes a rule candidate for its scope's admins.
 RULE_MIN_CONVERSATIONS = env_int("ZM_RULE_MIN_CONVERSATIONS", 3, minimum=1)
+# Minutes a password check (signing in, or confirming the password) lets a person approve, edit
+# and reorder rules before the dashboard asks for the password again.
+REAUTH_MINUTES = env_int("ZM_REAUTH_MINUTES", 15, minimum=1)
