@@ -11,7 +11,7 @@ from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.models import AnonymousUser
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse, reverse_lazy
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -46,10 +46,17 @@ class PasswordChangeDoneView(auth_views.PasswordChangeDoneView):
 
 
 def _safe_next(request: HttpRequest, url: str) -> str:
-    allowed = url_has_allowed_host_and_scheme(
-        url, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    """A path of this site to go back to (never another site, nor anything but a plain path)."""
+    allowed = (
+        url.startswith("/")
+        and not url.startswith(("//", "/\\"))
+        and url.isprintable()
+        and " " not in url
+        and url_has_allowed_host_and_scheme(
+            url, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+        )
     )
-    return url if url and allowed else reverse("dashboard:rules")
+    return url if allowed else reverse("dashboard:rules")
 
 
 @login_required
@@ -66,7 +73,7 @@ def password_confirm(request: HttpRequest) -> HttpResponse:
         )
         if user is not None and user.pk == request.user.pk:
             note_password_checked(request.session)
-            return redirect(_safe_next(request, form.cleaned_data["next"]))
+            return HttpResponseRedirect(_safe_next(request, form.cleaned_data["next"]))
         form.add_error("password", _("This is not the account's password."))
     return render(request, "registration/password_confirm.html", {"form": form}, status=INVALID)
 

@@ -38,9 +38,7 @@ def team_memories(tenancy):
 def serve(client, conversation):
     """A briefing in the conversation: it hands out every memory of these small scopes, so
     mark_used may count them there."""
-    response = client.get(
-        "/api/v1/briefing", {"conversation_id": conversation, "max_tokens": 4000}
-    )
+    response = client.get("/api/v1/briefing", {"conversation_id": conversation, "max_tokens": 4000})
     assert response.status_code == 200, response.content
 
 
