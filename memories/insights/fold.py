@@ -209,6 +209,14 @@ def fold_day(*, day: date) -> None:
         cursor.execute(_RECALLED, params)
         cursor.execute(_EMPTY, params)
         empty = cursor.fetchall()
+    # The day's queries that found nothing are recomputed too: a stored one this fold no longer
+    # attributes to its scope (its read is gone, or was counted there by an older fold) goes.
+    wanted = {(row[0], row[1]) for row in empty}
+    day_rows = EmptyRead.objects.filter(
+        created_at__gte=params["start"], created_at__lt=params["end"]
+    ).values_list("id", "scope_id", "activity_id")
+    gone = [pk for pk, scope, activity in day_rows if (scope, activity) not in wanted]
+    EmptyRead.objects.filter(id__in=gone).delete()
     stored = set(
         EmptyRead.objects.filter(activity_id__in={row[1] for row in empty}).values_list(
             "scope_id", "activity_id"

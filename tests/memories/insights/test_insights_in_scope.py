@@ -9,6 +9,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from memories.insights.fold import insights_fold
+from memories.models import ActivityLog, EmptyRead
 from scopes.models import Role
 from scopes.services import membership_remove
 from tests.factories import UserFactory, add_member, make_token
@@ -41,6 +42,12 @@ def test_a_read_counts_only_in_the_scopes_it_searched(tenancy):
     # The owner's token restricted to the personal scope searches nothing of the team.
     restricted = bearer(make_token(tenancy.owner, scopes=[personal]))
     found_nothing(restricted, "which llama owns the lighthouse")
+    # An older fold attributed it to every scope of the user: the next fold takes it back.
+    read = ActivityLog.objects.get(query="which llama owns the lighthouse")
+    EmptyRead.objects.create(
+        scope=team, activity_id=read.pk, user=tenancy.owner, operation="recall", query=read.query,
+        created_at=read.created_at,
+    )  # fmt: skip
     # A person asks before joining the team, while a member, and after being removed.
     joiner = UserFactory(username="joiner")
     client = tenancy.client(joiner)
