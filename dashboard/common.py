@@ -11,7 +11,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 
-from zeromemory.core.actor import Actor
+from zeromemory.core.actor import Actor, session_password_checked_at
 from zeromemory.core.errors import DomainError, Forbidden, NotFound
 
 # A form that did not validate answers 422 (htmx is configured to swap it, see base.html).
@@ -19,7 +19,11 @@ INVALID = 422
 
 
 def actor_for(request: HttpRequest) -> Actor:
-    return Actor(user=request.user, surface="dashboard")
+    return Actor(
+        user=request.user,
+        surface="dashboard",
+        password_checked_at=session_password_checked_at(request),
+    )
 
 
 def next_page_url(request: HttpRequest, url_name: str, cursor: str | None) -> str | None:

@@ -262,6 +262,16 @@ class RuleFilterForm(forms.Form):
         self.fields["status"].widget.attrs["data-autosubmit"] = ""
 
 
+class PasswordConfirmForm(forms.Form):
+    password = forms.CharField(
+        label=_("Your password"),
+        strip=False,
+        max_length=4096,
+        widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
+    )
+    next = forms.CharField(required=False, max_length=2000, widget=forms.HiddenInput)
+
+
 class AccountDeleteForm(forms.Form):
     password = forms.CharField(
         label=_("Your password"),

@@ -67,6 +67,7 @@ urlpatterns = [
     path("account/", account.account_page, name="account"),
     path("account/delete/", account.account_delete, name="account_delete"),
     path("password/", account.PasswordChangeView.as_view(), name="password_change"),
+    path("password/confirm/", account.password_confirm, name="password_confirm"),
     path("password/done/", account.PasswordChangeDoneView.as_view(), name="password_change_done"),
     path("language/", set_language, name="set_language"),
 ]

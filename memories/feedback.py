@@ -4,6 +4,11 @@ review queue's challenge (`memories.hygiene`), so it sits on the floor above bot
 Every id is looked up before anything is written: one the caller cannot read answers not_found
 (naming the field) and nothing changes. A memory found wrong must be one the caller may write,
 as for `challenge`.
+
+A use counts only when a recall, build_context or briefing served that memory to the same actor
+(user and credential) in that conversation, as the activity log recorded it; other readable ids
+are answered `not_counted`. A use has full weight (it counts towards rule candidates) only from
+a writer or admin of the memory's scope through a credential not restricted to scopes.
 """
 
 from __future__ import annotations
@@ -15,10 +20,12 @@ from django.db import transaction
 from django.utils.translation import gettext as _
 
 from memories import selectors
+from memories.activity.log import served_in_conversation
 from memories.hygiene.review import memory_challenge
 from memories.rules.schemas import ChallengedOut, UsedOut
 from memories.rules.usage import MAX_IDS, conversation_key, memories_mark_used
 from scopes import access
+from scopes.models import Role
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import NotFound, ValidationFailed
 from zeromemory.core.secrets import refuse_secrets
@@ -54,12 +61,27 @@ def mark_used(
         ]
     except NotFound as exc:
         raise exc.naming("wrong") from None
+    served = served_in_conversation(
+        actor=actor,
+        conversations=[conversation_key(conversation_id), conversation_id or ""],
+        public_ids=[memory.public_id for memory in used],
+    )
+    not_counted = [m.public_id for m in used if m.public_id not in served]
+    used = [memory for memory in used if memory.public_id in served]
+    roles = access.roles_in(actor, list({memory.scope_id for memory in used}))
+    full_weight = frozenset(
+        memory.pk
+        for memory in used
+        if not actor.scope_restricted and roles.get(memory.scope_id, 0) >= Role.WRITER
+    )
     with transaction.atomic():
         report = memories_mark_used(
             actor=actor,
             used=used,
             wrong=[memory for memory, _reason in found_wrong],
             conversation_id=conversation_id,
+            full_weight=full_weight,
+            not_counted=list(dict.fromkeys(not_counted)),
         )
         challenged = []
         for memory, reason in found_wrong:

@@ -16,6 +16,12 @@ What each kind of actor may do:
   reads and writes memories there, but administers nothing (no scope creation, rename or
   deletion, no membership changes, not even leaving), manages no tokens (not even listing
   them), and sees only the activity rows that concern its scopes alone. `/me` shows its scopes.
+- What changes what every member's agents are told (approving, editing and reordering rules)
+  needs a person signed in to a session who gave their password within `REAUTH_MINUTES`; no
+  token or OAuth grant, however full (`require_recent_password`).
+- The queries of others that found nothing are shown to a scope's admins acting as themselves:
+  a session or a full API token of theirs, never a restricted or read-only token or an OAuth
+  grant (`acts_as_self`).
 - A revoked or expired token, or a deactivated user, is nobody: 401 (no scope at all here).
 - A member removed from a scope is an outsider there at once: 404, like a missing scope.
 
@@ -28,12 +34,20 @@ the actor's own account such as leaving a scope or issuing a token).
 
 from __future__ import annotations
 
+import time
+
+from django.conf import settings
 from django.db.models import Count, F, IntegerField, OuterRef, QuerySet, Subquery
 from django.utils.translation import gettext as _
 
 from scopes.models import ApiToken, Membership, Role, Scope, ScopeKind
 from zeromemory.core.actor import Actor
-from zeromemory.core.errors import Forbidden, NotFound, ValidationFailed
+from zeromemory.core.errors import (
+    Forbidden,
+    NotFound,
+    ReauthenticationRequired,
+    ValidationFailed,
+)
 
 
 def _scopes_with_role(actor: Actor, minimum: Role) -> QuerySet[Scope]:
@@ -136,6 +150,36 @@ def require_write_access(actor: Actor) -> None:
     """Refuse any write through a read-only token."""
     if actor.read_only:
         raise Forbidden(_("This token is read-only."))
+
+
+def is_oauth_grant(actor: Actor) -> bool:
+    """Whether the actor's token is the one an OAuth grant acts as."""
+    if actor.token is None:
+        return False
+    return ApiToken.objects.filter(pk=actor.token.pk, oauth_grant__isnull=False).exists()
+
+
+def acts_as_self(actor: Actor) -> bool:
+    """A person in a session, or a full API token of theirs (not read-only, not restricted to
+    scopes, not an OAuth grant's)."""
+    if actor.token is None:
+        return True
+    return not actor.read_only and not actor.scope_restricted and not is_oauth_grant(actor)
+
+
+def require_recent_password(actor: Actor) -> None:
+    """Refuse a token or an OAuth grant (403), and a session whose password check is older
+    than `REAUTH_MINUTES` (403 `reauthentication_required`)."""
+    if actor.token is not None:
+        raise Forbidden(
+            _("This needs a person signed in to the dashboard, never a token or an OAuth grant.")
+        )
+    checked = actor.password_checked_at
+    if checked is None or time.time() - checked > settings.REAUTH_MINUTES * 60:
+        raise ReauthenticationRequired(
+            _("Confirm your password first: it was last checked more than %(n)d minutes ago.")
+            % {"n": settings.REAUTH_MINUTES}
+        )
 
 
 def require_account_access(actor: Actor) -> None:

@@ -1,10 +1,14 @@
-"""Every user gets a personal scope when the account is created, whatever created it."""
+"""Every user gets a personal scope when the account is created, whatever created it; a sign-in
+notes the password check in the session."""
 
 from __future__ import annotations
 
 from django.conf import settings
+from django.contrib.auth.signals import user_logged_in
 from django.db.models.signals import post_save
 from django.dispatch import Signal, receiver
+
+from zeromemory.core.actor import note_password_checked
 
 
 @receiver(post_save, sender=settings.AUTH_USER_MODEL, dispatch_uid="scopes_personal_scope")
@@ -13,6 +17,13 @@ def create_personal_scope(sender, instance, created: bool, raw: bool = False, **
         from scopes.services import scope_create_personal
 
         scope_create_personal(user=instance)
+
+
+@receiver(user_logged_in, dispatch_uid="scopes_password_checked")
+def note_sign_in(sender, request, user, **kwargs) -> None:
+    """Signing in is a password check: what needs a recent one (deciding on rules) may follow."""
+    if request is not None and hasattr(request, "session"):
+        note_password_checked(request.session)
 
 
 # Erasure. The rows of tenant data below tenancy (memories, chunks, activity…) belong to apps

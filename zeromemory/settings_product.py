@@ -87,3 +87,6 @@ IMPORT_MAX_EMBED_CHARS = env_int("ZM_IMPORT_MAX_EMBED_CHARS", 1_600_000, minimum
 # Rules: a convention, decision, gotcha or preference that agents report using (mark_used) in
 # this many distinct conversations becomes a rule candidate for its scope's admins.
 RULE_MIN_CONVERSATIONS = env_int("ZM_RULE_MIN_CONVERSATIONS", 3, minimum=1)
+# Minutes a password check (signing in, or confirming the password) lets a person approve, edit
+# and reorder rules before the dashboard asks for the password again.
+REAUTH_MINUTES = env_int("ZM_REAUTH_MINUTES", 15, minimum=1)

@@ -1,24 +1,27 @@
-"""Sign in, sign up, sign out, the account page (password change, deleting the account):
-Django's auth views with our templates, and tenancy's erasure service."""
+"""Sign in, sign up, sign out, the account page (password change, deleting the account), and
+the password confirmation that what needs a recent password check asks for: Django's auth views
+with our templates, and tenancy's erasure service."""
 
 from __future__ import annotations
 
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth import login
+from django.contrib.auth import authenticate, login
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.models import AnonymousUser
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
-from django.urls import reverse_lazy
+from django.urls import reverse, reverse_lazy
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from dashboard.common import INVALID, actor_for, add_domain_error
-from dashboard.forms import AccountDeleteForm, SignupForm
+from dashboard.forms import AccountDeleteForm, PasswordConfirmForm, SignupForm
 from scopes import erasure
+from zeromemory.core.actor import note_password_checked
 from zeromemory.core.errors import Conflict, DomainError
 
 
@@ -40,6 +43,39 @@ class PasswordChangeView(auth_views.PasswordChangeView):
 
 class PasswordChangeDoneView(auth_views.PasswordChangeDoneView):
     template_name = "registration/password_change_done.html"
+
+
+def _safe_next(request: HttpRequest, url: str) -> str:
+    """A path of this site to go back to (never another site, nor anything but a plain path)."""
+    allowed = (
+        url.startswith("/")
+        and not url.startswith(("//", "/\\"))
+        and url.isprintable()
+        and " " not in url
+        and url_has_allowed_host_and_scheme(
+            url, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+        )
+    )
+    return url if allowed else reverse("dashboard:rules")
+
+
+@login_required
+def password_confirm(request: HttpRequest) -> HttpResponse:
+    """Give the password again: what needs a recent check (deciding on rules) may follow for
+    `REAUTH_MINUTES`. Checked through `authenticate`, so sign-in throttling counts failures."""
+    if request.method != "POST":
+        form = PasswordConfirmForm(initial={"next": request.GET.get("next", "")})
+        return render(request, "registration/password_confirm.html", {"form": form})
+    form = PasswordConfirmForm(request.POST)
+    if form.is_valid():
+        user = authenticate(
+            request, username=request.user.get_username(), password=form.cleaned_data["password"]
+        )
+        if user is not None and user.pk == request.user.pk:
+            note_password_checked(request.session)
+            return HttpResponseRedirect(_safe_next(request, form.cleaned_data["next"]))
+        form.add_error("password", _("This is not the account's password."))
+    return render(request, "registration/password_confirm.html", {"form": form}, status=INVALID)
 
 
 @login_required

@@ -1,7 +1,9 @@
 """Rules: what agents' usage proposed to the admins of a scope (candidates), the approved rules
 every context and briefing opens with, in their order, and the rejected ones. Admins approve (in
 new words if they like), reject and move rules; everyone who reads a scope sees its approved
-rules."""
+rules. Approving and moving need the password given within `REAUTH_MINUTES` (else the person is
+sent to confirm it); a wording that fetches, runs or sends is held until approved again with
+the confirmation."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.http import urlencode
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
 from dashboard.common import actor_for, domain_errors, render_page, wants_partial
@@ -20,7 +23,12 @@ from memories.models import RuleStatus
 from memories.rules import decisions
 from memories.rules import selectors as rulebook
 from scopes import access
-from zeromemory.core.errors import Conflict, ValidationFailed
+from zeromemory.core.errors import Conflict, ReauthenticationRequired, ValidationFailed
+
+HELD_MESSAGE = gettext_lazy(
+    "Held for a second look: this wording tells agents to fetch, run or send something. "
+    "Confirm it to deliver it to every member's agents."
+)
 
 
 def _page(request: HttpRequest, data) -> HttpResponse:
@@ -57,15 +65,35 @@ def _after(request: HttpRequest) -> HttpResponse:
     return redirect(f"{reverse('dashboard:rules')}?{urlencode({'status': data['status']})}")
 
 
-def _decide(request: HttpRequest, rule_id: str, decide, done: str, **options) -> HttpResponse:
+def _confirm_password(request: HttpRequest) -> HttpResponse:
+    """Off to give the password again, then back to the list the action was taken on."""
+    back = f"{reverse('dashboard:rules')}?{urlencode({'status': request.POST.get('status', '')})}"
+    url = f"{reverse('dashboard:password_confirm')}?{urlencode({'next': back})}"
+    messages.info(request, _("Confirm your password first."))
+    response = redirect(url)
+    if wants_partial(request):
+        response = HttpResponse(status=204, headers={"HX-Redirect": url})
+    return response
+
+
+def _decide(
+    request: HttpRequest, rule_id: str, decide, done: str, *, person: bool = True, **options
+) -> HttpResponse:
     actor = actor_for(request)
-    rule = rulebook.rule_for_admin(actor=actor, public_id=rule_id)
+    find = rulebook.rule_for_decision if person else rulebook.rule_for_admin
     try:
-        decide(actor=actor, rule=rule, **options)
+        rule = find(actor=actor, public_id=rule_id)
+    except ReauthenticationRequired:
+        return _confirm_password(request)
+    try:
+        rule = decide(actor=actor, rule=rule, **options)
     except (Conflict, ValidationFailed) as exc:
         messages.error(request, exc.message)
     else:
-        messages.success(request, done)
+        if rule.status == RuleStatus.HELD:
+            messages.warning(request, HELD_MESSAGE)
+        else:
+            messages.success(request, done)
     return _after(request)
 
 
@@ -74,14 +102,22 @@ def _decide(request: HttpRequest, rule_id: str, decide, done: str, **options) ->
 @domain_errors
 def rule_approve(request: HttpRequest, rule_id: str) -> HttpResponse:
     text = request.POST.get("text")
-    return _decide(request, rule_id, decisions.rule_approve, _("Rule approved."), text=text or None)
+    confirm = request.POST.get("confirm") == "1"
+    return _decide(
+        request,
+        rule_id,
+        decisions.rule_approve,
+        _("Rule approved."),
+        text=text or None,
+        confirm=confirm,
+    )
 
 
 @login_required
 @require_POST
 @domain_errors
 def rule_reject(request: HttpRequest, rule_id: str) -> HttpResponse:
-    return _decide(request, rule_id, decisions.rule_reject, _("Rule rejected."))
+    return _decide(request, rule_id, decisions.rule_reject, _("Rule rejected."), person=False)
 
 
 @login_required

@@ -54,8 +54,10 @@ def log_activity(
     error_code: str = "",
     recalled_ids: Iterable[int] = (),
     tokens: int = 0,
+    searched_scopes: Iterable[int] = (),
 ) -> None:
-    """Append one activity row; `recalled_ids` (memory pks) are counted as recalled later."""
+    """Append one activity row; `recalled_ids` (memory pks) are counted as recalled later;
+    `searched_scopes` are the ids of the scopes a read searched (the access module's answer)."""
     if outcome is None:
         outcome = ActivityOutcome.HIT if results else ActivityOutcome.EMPTY
     observe_operation(operation=operation, outcome=outcome, seconds=latency_ms / 1000)
@@ -71,6 +73,7 @@ def log_activity(
         tokens=tokens,
         operation=operation,
         scopes=list(scopes),
+        searched_scopes=sorted({int(pk) for pk in searched_scopes}),
         query=query,
         options=options or {},
         results=list(results),
@@ -128,6 +131,40 @@ def log_failure(
         outcome=ActivityOutcome.ERROR,
         error_code=error.code if isinstance(error, DomainError) else "internal",
     )
+
+
+READ_OPERATIONS = ("recall", "build_context", "briefing")
+
+# The memories among `ids` that a read of this user, through this credential (token or none),
+# handed out in this conversation: what `mark_used` may count.
+_SERVED = """
+SELECT DISTINCT e.item ->> 'id'
+FROM memories_activitylog a CROSS JOIN LATERAL jsonb_array_elements(a.results) AS e(item)
+WHERE a.user_id = %(user)s AND a.token_id IS NOT DISTINCT FROM %(token)s
+  AND a.conversation_id = ANY(%(conversations)s)
+  AND a.operation = ANY(%(reads)s) AND a.outcome <> 'error'
+  AND jsonb_typeof(a.results) = 'array'
+  AND e.item ->> 'id' = ANY(%(ids)s)
+"""
+
+
+def served_in_conversation(
+    *, actor: Actor, conversations: Sequence[str], public_ids: Sequence[str]
+) -> set[str]:
+    """Which of these memory ids a recall, build_context or briefing answered to this actor
+    (the same user through the same credential) in one of these conversation ids."""
+    if not public_ids:
+        return set()
+    params = {
+        "user": actor.user.pk,
+        "token": actor.token.pk if actor.token is not None else None,
+        "conversations": list(dict.fromkeys(conversations)),
+        "reads": list(READ_OPERATIONS),
+        "ids": list(dict.fromkeys(public_ids)),
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(_SERVED, params)
+        return {row[0] for row in cursor.fetchall()}
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ class Entry:
     results: Sequence[dict[str, Any]] = ()
     recalled_ids: Sequence[int] = ()
     tokens: int = 0  # of memory content handed out
+    searched_scopes: Sequence[int] = ()  # ids of the scopes a read searched
     outcome: str | None = None
     error_code: str = ""
 
@@ -73,6 +74,7 @@ def activity_logged(
         error_code=entry.error_code,
         recalled_ids=entry.recalled_ids,
         tokens=entry.tokens,
+        searched_scopes=entry.searched_scopes,
     )
 
 

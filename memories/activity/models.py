@@ -59,6 +59,9 @@ class ActivityLog(models.Model):
     operation = models.CharField(_("operation"), max_length=16, choices=ActivityOperation.choices)
     # Public ids of the scopes the caller asked for; empty means every scope it may read.
     scopes = models.JSONField(_("scopes"), default=list, blank=True)
+    # Ids of the scopes a read actually searched, as the credential allowed at that moment: the
+    # insights attribute the read to these (never to the user's memberships at fold time).
+    searched_scopes = ArrayField(models.BigIntegerField(), default=list, blank=True)
     query = models.TextField(_("query"), blank=True, default="")
     # Other inputs that shaped the answer (k, kinds, max_tokens).
     options = models.JSONField(_("options"), default=dict, blank=True)

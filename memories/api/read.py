@@ -8,6 +8,8 @@ instant with its offset) reads the memories valid at that instant; the service c
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from django.utils.translation import gettext_lazy as _
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
@@ -44,6 +46,21 @@ def _as_of() -> StrictCharField:
     )
 
 
+def _conversation() -> StrictCharField:
+    return StrictCharField(
+        required=False,
+        allow_blank=True,
+        max_length=200,
+        default="",
+        help_text="Your conversation (session) id; mark_used counts what was served in it",
+    )
+
+
+def _in_conversation(actor, data):
+    """The actor with the conversation the caller named (the activity row keeps it)."""
+    return replace(actor, conversation_id=data.get("conversation_id") or "")
+
+
 def _id_list(**kwargs) -> serializers.ListField:
     return serializers.ListField(
         child=StrictCharField(max_length=40), required=False, allow_null=True, **kwargs
@@ -64,6 +81,7 @@ class RecallView(APIView):
             required=False, default=inputs.DEFAULT_K, min_value=1, max_value=inputs.MAX_K
         )
         as_of = _as_of()
+        conversation_id = _conversation()
 
     @extend_schema(
         request=Input,
@@ -76,7 +94,7 @@ class RecallView(APIView):
         body.is_valid(raise_exception=True)
         data = body.validated_data
         hits = recall.recall(
-            actor=actor,
+            actor=_in_conversation(actor, data),
             query=data["query"],
             scopes=data.get("scopes"),
             kinds=data.get("kinds"),
@@ -100,6 +118,7 @@ class ContextView(APIView):
         )
         scopes = _id_list(max_length=inputs.MAX_SCOPES)
         as_of = _as_of()
+        conversation_id = _conversation()
 
     @extend_schema(
         request=Input,
@@ -112,7 +131,7 @@ class ContextView(APIView):
         body.is_valid(raise_exception=True)
         data = body.validated_data
         result = context.build_context(
-            actor=actor,
+            actor=_in_conversation(actor, data),
             topic=data["topic"],
             max_tokens=data["max_tokens"],
             scopes=data.get("scopes"),
@@ -131,6 +150,7 @@ class BriefingView(APIView):
         )
         scopes = StrictCharField(required=False, allow_blank=True, max_length=2000)
         as_of = _as_of()
+        conversation_id = _conversation()
 
     @extend_schema(
         parameters=[
@@ -138,6 +158,9 @@ class BriefingView(APIView):
             OpenApiParameter("scopes", OpenApiTypes.STR, description="comma-separated scope ids"),
             OpenApiParameter(
                 "as_of", OpenApiTypes.STR, description="ISO 8601 instant with its offset"
+            ),
+            OpenApiParameter(
+                "conversation_id", OpenApiTypes.STR, description="your conversation (session) id"
             ),
         ],
         responses=ContextOut,
@@ -150,7 +173,7 @@ class BriefingView(APIView):
         raw = query.validated_data.get("scopes") or ""
         scopes = [item.strip() for item in raw.split(",") if item.strip()] or None
         result = context.briefing(
-            actor=actor,
+            actor=_in_conversation(actor, query.validated_data),
             max_tokens=query.validated_data["max_tokens"],
             scopes=scopes,
             as_of=query.validated_data.get("as_of"),

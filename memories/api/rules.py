@@ -1,5 +1,6 @@
 """REST endpoints of usage feedback (`POST /api/v1/memories/used`) and rules (`/api/v1/rules…`).
-Thin: validate, call a selector or service, shape."""
+Thin: validate, call a selector or service, shape. Approving (or rewording) and moving a rule
+take a signed-in session with a recent password check: a token or OAuth grant gets 403."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from memories.rules.schemas import RuleOut, RulesOut, UsedOut
 from memories.rules.usage import MAX_IDS
 from zeromemory.core.actor import actor_for_request
 from zeromemory.core.rendering import render
-from zeromemory.core.serializers import StrictCharField, StrictSerializer
+from zeromemory.core.serializers import StrictBooleanField, StrictCharField, StrictSerializer
 
 
 class WrongIn(StrictSerializer):
@@ -75,9 +76,10 @@ class RuleListView(APIView):
         return render(RulesOut(results=[RuleOut.of(rule) for rule in found]))
 
 
-def _decide(request, rule_id: str, decide, body_class=None):
+def _decide(request, rule_id: str, decide, body_class=None, *, person: bool = True):
     actor = actor_for_request(request)
-    rule = rulebook.rule_for_admin(actor=actor, public_id=rule_id)
+    find = rulebook.rule_for_decision if person else rulebook.rule_for_admin
+    rule = find(actor=actor, public_id=rule_id)
     options = {}
     if body_class is not None:
         body = body_class(data=request.data)
@@ -91,8 +93,15 @@ class RuleApproveView(APIView):
     @extend_schema_serializer(component_name="RuleApprove")
     class Input(StrictSerializer):
         text = StrictCharField(required=False, allow_null=True, max_length=MAX_RULE_CHARS)
+        # The second look: approve a wording that tells agents to fetch, run or send something.
+        confirm = StrictBooleanField(required=False, default=False)
 
-    @extend_schema(request=Input, responses=RuleOut, summary="Approve a rule, in new words or not")
+    @extend_schema(
+        request=Input,
+        responses=RuleOut,
+        summary="Approve a rule, in new words or not (a signed-in session, password checked "
+        "recently); a wording that fetches, runs or sends is held until approved with confirm",
+    )
     def post(self, request, rule_id: str):
         return _decide(request, rule_id, decisions.rule_approve, self.Input)
 
@@ -100,7 +109,7 @@ class RuleApproveView(APIView):
 class RuleRejectView(APIView):
     @extend_schema(request=None, responses=RuleOut, summary="Reject a rule")
     def post(self, request, rule_id: str):
-        return _decide(request, rule_id, decisions.rule_reject)
+        return _decide(request, rule_id, decisions.rule_reject, person=False)
 
 
 class RuleMoveView(APIView):
@@ -108,6 +117,11 @@ class RuleMoveView(APIView):
     class Input(StrictSerializer):
         position = serializers.IntegerField(min_value=1, max_value=10_000)
 
-    @extend_schema(request=Input, responses=RuleOut, summary="Move an approved rule in the order")
+    @extend_schema(
+        request=Input,
+        responses=RuleOut,
+        summary="Move an approved rule in the order (a signed-in session, password checked "
+        "recently)",
+    )
     def post(self, request, rule_id: str):
         return _decide(request, rule_id, decisions.rule_move, self.Input)

@@ -5,7 +5,8 @@ scope's headline for the home page.
 
 Who sees what goes through the access module: a scope's figures to whoever may read the scope
 (a token restricted to scopes only for its scopes); the queries that found nothing, to the
-scope's admins all of them, to other members only their own.
+scope's admins acting as themselves (a session or a full token) all of them, to other members
+and other credentials only their own.
 """
 
 from __future__ import annotations

@@ -8,8 +8,10 @@ fold can run again at any time and a late row of yesterday is counted on the nex
 
 A read (recall, build_context, briefing) counts in every scope it touched: the scopes it named,
 the scopes of the memories it handed out, and, for an empty read over every scope the caller
-could read, the scopes the caller is a member of. Its tokens are shared between the scopes in
-proportion to the memories each got.
+could read, the scopes it searched, as its credential allowed at that moment (kept on its
+activity row; never the memberships at fold time, which would show a query made before joining
+a scope, after leaving it, or through a token restricted to another scope). Its tokens are
+shared between the scopes in proportion to the memories each got.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ READS = ("recall", "build_context", "briefing")
 _TOUCHED = """
 WITH reads AS (
     SELECT a.id, a.user_id, a.operation, a.outcome, a.scopes, a.results, a.tokens,
-           a.conversation_id, a.client_name, a.query, a.created_at
+           a.conversation_id, a.client_name, a.query, a.created_at, a.searched_scopes
     FROM memories_activitylog a
     WHERE a.created_at >= %(start)s AND a.created_at < %(end)s
       AND a.operation IN ('recall', 'build_context', 'briefing') AND a.outcome <> 'error'
@@ -45,8 +47,10 @@ WITH reads AS (
     CROSS JOIN LATERAL jsonb_array_elements_text(r.scopes) AS p(public_id)
     JOIN scopes_scope s ON s.public_id = p.public_id
     UNION
-    SELECT r.id, ms.scope_id
-    FROM reads r JOIN scopes_membership ms ON ms.user_id = r.user_id
+    SELECT r.id, s.id
+    FROM reads r
+    CROSS JOIN LATERAL unnest(r.searched_scopes) AS p(scope_id)
+    JOIN scopes_scope s ON s.id = p.scope_id
     WHERE jsonb_array_length(r.scopes) = 0 AND jsonb_array_length(r.results) = 0
 ), got AS (
     SELECT activity_id, scope_id, count(*) AS got FROM served GROUP BY activity_id, scope_id
@@ -205,6 +209,14 @@ def fold_day(*, day: date) -> None:
         cursor.execute(_RECALLED, params)
         cursor.execute(_EMPTY, params)
         empty = cursor.fetchall()
+    # The day's queries that found nothing are recomputed too: a stored one this fold no longer
+    # attributes to its scope (its read is gone, or was counted there by an older fold) goes.
+    wanted = {(row[0], row[1]) for row in empty}
+    day_rows = EmptyRead.objects.filter(
+        created_at__gte=params["start"], created_at__lt=params["end"]
+    ).values_list("id", "scope_id", "activity_id")
+    gone = [pk for pk, scope, activity in day_rows if (scope, activity) not in wanted]
+    EmptyRead.objects.filter(id__in=gone).delete()
     stored = set(
         EmptyRead.objects.filter(activity_id__in={row[1] for row in empty}).values_list(
             "scope_id", "activity_id"

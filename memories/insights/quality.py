@@ -1,7 +1,7 @@
-"""A scope's quality figures: the queries that found nothing (to the scope's admins all of them,
-to other members only their own), the most recalled memories, those never recalled in 90 days
-and those disputed. Each list is read with its count in one statement; the scope and the
-reader's role come from the access module."""
+"""A scope's quality figures: the queries that found nothing (to the scope's admins acting as
+themselves all of them, to other members and to every other credential only their own), the
+most recalled memories, those never recalled in 90 days and those disputed. Each list is read
+with its count in one statement; the scope and the reader's role come from the access module."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from memories.insights.schemas import EmptyQueryOut, MemoryLineOut, QualityOut
 from memories.models import ConflictStatus, EmptyRead
+from scopes import access
 from scopes.models import Role, Scope
 from zeromemory.core.actor import Actor
 
@@ -68,7 +69,9 @@ def scope_quality(
 ) -> QualityOut:
     """The quality section for `actor` (whose `role` in `scope` the caller read), over the
     period from `since`, with the summed daily figures `totals`."""
-    is_admin = role is not None and role >= Role.ADMIN
+    # Others' queries: an admin in a session or through a full token of theirs; never a
+    # restricted or read-only token or an OAuth grant.
+    is_admin = role is not None and role >= Role.ADMIN and access.acts_as_self(actor)
     empty = EmptyRead.objects.filter(
         scope=scope, created_at__gte=datetime.combine(since, time.min, tzinfo=UTC)
     )

@@ -215,10 +215,12 @@ found wrong loses its boost and goes to the review queue, as with challenge.
 
 - memory_ids: ids from recall, build_context or briefing that helped (at most 100).
 - wrong: memories you found wrong, each {memory_id, reason}; reason in English, with the evidence.
-- conversation_id: your conversation or session id; a memory counts once per conversation.
+- conversation_id: your conversation or session id, the same one you passed to the reads; a \
+memory counts once per conversation, and only if a read answered it to you in that conversation.
 
 Answers not_found for a memory you cannot read (nothing is recorded then). Returns the ids \
-counted now, those already counted in this conversation, and the review items opened."""
+counted now, those already counted in this conversation, those not counted (not served to you \
+in this conversation), and the review items opened."""
 
 RULES_RESOURCE = (
     "The team rules approved by the admins of the scopes this connection reads, in their order; "

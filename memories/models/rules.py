@@ -26,6 +26,10 @@ class MemoryUse(models.Model):
     # The caller's conversation id ("" when it sent none: such uses count once in all).
     conversation = models.CharField(_("conversation"), max_length=200, blank=True, default="")
     wrong = models.BooleanField(_("found wrong"), default=False)
+    # Whether the use counts towards rule candidates in full: reported by a writer or admin of
+    # the memory's scope through a credential not restricted to scopes. A reader's or a
+    # restricted token's use lifts ranking within a small bound and proposes no rule.
+    full_weight = models.BooleanField(_("full weight"), default=False)
     used_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
@@ -62,6 +66,9 @@ class RuleStatus(models.TextChoices):
     CANDIDATE = "candidate", _("Candidate")
     APPROVED = "approved", _("Approved")
     REJECTED = "rejected", _("Rejected")
+    # Approved in words that tell agents to fetch, run or send something: not delivered until
+    # an admin confirms it explicitly.
+    HELD = "held", _("Held for a second look")
 
 
 class Rule(models.Model):

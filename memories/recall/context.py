@@ -104,6 +104,7 @@ def build_context(
         recalled = [row.candidate.pk for row in focus.rows]
         entry.record(
             scopes=selection.requested,
+            searched_scopes=selection.ids,
             results=context.result_ids(),
             recalled_ids=recalled,
             tokens=context.tokens,
@@ -146,6 +147,9 @@ def briefing(
             sections=sections_after(focus, selection, max_tokens, instant),
         )
         entry.record(
-            scopes=selection.requested, results=context.result_ids(), tokens=context.tokens
+            scopes=selection.requested,
+            searched_scopes=selection.ids,
+            results=context.result_ids(),
+            tokens=context.tokens,
         )
     return context

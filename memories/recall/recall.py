@@ -236,6 +236,7 @@ def recall(
             hit.disputed = hit.pk in marked
         entry.record(
             scopes=selection.requested,
+            searched_scopes=selection.ids,
             results=[{"id": hit.id, "score": hit.score} for hit in hits],
             recalled_ids=[hit.pk for hit in hits],
             tokens=sum(count_tokens(hit.content) for hit in hits),

@@ -1,5 +1,6 @@
-"""Rule candidates: a convention, decision, gotcha or preference used in at least
-`RULE_MIN_CONVERSATIONS` distinct conversations is proposed to its scope's admins. A rejected
+"""Rule candidates: a convention, decision, gotcha or preference used with full weight (by a
+writer or admin of its scope, see `memories.rules.usage`) in at least `RULE_MIN_CONVERSATIONS`
+distinct conversations is proposed to its scope's admins. A rejected
 rule is proposed again only when its memory's content has changed since."""
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ def rules_propose(*, memories: list[Memory]) -> list[Rule]:
     if not eligible:
         return []
     counts = dict(
-        MemoryUse.objects.filter(memory_id__in=eligible, wrong=False)
+        MemoryUse.objects.filter(memory_id__in=eligible, wrong=False, full_weight=True)
         .exclude(conversation="")
         .values_list("memory_id")
         .annotate(n=Count("conversation", distinct=True))

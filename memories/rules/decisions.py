@@ -1,6 +1,11 @@
 """A scope admin's decisions on rules: approve (optionally in new words, the old wording kept as a
 version), reject, and move an approved rule in the scope's order. Callers obtain the rule through
-`memories.rules.selectors.rule_for_admin`; these services trust what they receive."""
+`memories.rules.selectors` (`rule_for_decision` for approving and moving: a person with a recent
+password check); these services trust what they receive.
+
+A wording that tells agents to fetch, run or send anything (`memories.rules.caution`) is held
+for a second look rather than approved: it is not delivered until an admin approves it again
+with `confirm`."""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from memories.models import Rule, RuleStatus, RuleVersion
+from memories.rules.caution import needs_second_look
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import Conflict, ValidationFailed
 from zeromemory.core.secrets import refuse_secrets
@@ -43,7 +49,11 @@ def _decided(rule: Rule, actor: Actor, status: str) -> None:
     rule.decided_hash = rule.memory.content_hash
 
 
-def rule_approve(*, actor: Actor, rule: Rule, text: str | None = None) -> Rule:
+def rule_approve(
+    *, actor: Actor, rule: Rule, text: str | None = None, confirm: bool = False
+) -> Rule:
+    """Approve the rule (in `text` if given); held instead when its wording tells agents to
+    fetch, run or send something, unless `confirm` (the admin's explicit second look)."""
     if text is not None:
         text = text.strip()
         if not text:
@@ -61,6 +71,14 @@ def rule_approve(*, actor: Actor, rule: Rule, text: str | None = None) -> Rule:
                 rule=rule, number=number, text=rule.text, edited_by=actor.user
             )
             rule.text = text
+        if needs_second_look(rule.text) and not confirm:
+            was_approved = rule.status == RuleStatus.APPROVED
+            _decided(rule, actor, RuleStatus.HELD)
+            rule.position = 0
+            rule.save()
+            if was_approved:
+                _renumber(_approved(rule))
+            return rule
         if rule.status != RuleStatus.APPROVED:
             rule.position = len(_approved(rule)) + 1
         _decided(rule, actor, RuleStatus.APPROVED)

@@ -67,6 +67,9 @@ class UsedOut(BaseModel):
     conversation_id: str
     counted: list[str]  # memories counted now (first use in this conversation)
     repeated: list[str]  # already counted in this conversation
+    # Not served to this caller in this conversation by a recall, build_context or briefing:
+    # ignored.
+    not_counted: list[str]
     wrong: list[ChallengedOut]  # found wrong: their boost is lost and a challenge is open
 
     @classmethod
@@ -77,5 +80,6 @@ class UsedOut(BaseModel):
             conversation_id=conversation_id,
             counted=[m.public_id for m in report.counted],
             repeated=[m.public_id for m in report.repeated],
+            not_counted=report.not_counted,
             wrong=challenged,
         )

@@ -1,4 +1,4 @@
-"""Reads of rules. Approved rules are read by anyone who reads their scope; candidates and
+"""Reads of rules. Approved rules are read by anyone who reads their scope; candidates, held and
 rejected ones only by the scope's admins (a reader is refused, an outsider answered 404)."""
 
 from __future__ import annotations
@@ -54,4 +54,13 @@ def rule_for_admin(*, actor: Actor, public_id: str) -> Rule:
     if rule is None:
         raise NotFound(_("No rule with id %(id)s.") % {"id": public_id})
     access.administrable_scope(actor, rule.scope.public_id)
+    return rule
+
+
+def rule_for_decision(*, actor: Actor, public_id: str) -> Rule:
+    """A rule to approve, reword or move: one of a scope the actor administers (as
+    `rule_for_admin`), decided by a person signed in with a recent password check (403 for a
+    token or an OAuth grant, `reauthentication_required` for an old check)."""
+    rule = rule_for_admin(actor=actor, public_id=public_id)
+    access.require_recent_password(actor)
     return rule

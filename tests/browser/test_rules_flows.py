@@ -72,6 +72,9 @@ def test_a_used_convention_becomes_a_rule_that_opens_every_context(session):
 
     agent = api(make_token(agent_user))
     for conversation in ("session-1", "session-2", "session-3"):
+        # mark_used counts only what a read served to the agent in that conversation.
+        briefed = agent.get("/api/v1/briefing", {"conversation_id": conversation})
+        assert briefed.status_code == 200, briefed.content
         answer = agent.post(
             "/api/v1/memories/used",
             {"memory_ids": [convention.public_id], "conversation_id": conversation},

@@ -166,6 +166,8 @@ def every_page(tenancy, memories):
         (True, "/review/"),
         (True, "/tokens/"),
         (True, "/password/"),
+        (True, "/password/confirm/?next=/rules/"),
+        (True, "/rules/?status=held"),
         (True, "/account/"),
         (True, f"/scopes/{team}/exports/{export.public_id}/"),
         (True, "/memories/mem_missing/"),

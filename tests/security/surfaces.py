@@ -46,6 +46,14 @@ ACCOUNT_READ = expect()  # answers only the caller's own things: checked for lea
 ACCOUNT_WRITE = expect(read_only=403, restricted=403)
 TOKEN_READ = expect(outsider=404, reader=404, restricted=403, removed=404)
 TOKEN_WRITE = expect(outsider=404, reader=404, read_only=403, restricted=403, removed=404)
+# What only a person signed in with a recent password check may do (approving and moving
+# rules): every token answers 403 where it can see the object, 404 where it cannot. Rows with
+# `extra={"session": True}` are sent as the owner's fresh session by the bad-input and secrets
+# matrices, and each session caller's answer is `SESSION_EXPECT` (tests/security/
+# test_rules_surfaces.py).
+PERSON_ONLY = TEAM_WRITE | {"owner": 403}
+SESSION_EXPECT = {"owner": OK, "outsider": 404, "reader": 403, "removed": 404}
+PERSON_NOTE = "a token never decides: a session with a recent password check"
 
 
 @dataclass(frozen=True)
@@ -170,15 +178,26 @@ API_ROWS = [
     _api("api-rules", "get", "rules?scope={team}", TEAM_READ, note="approved rules"),
     _api("api-rules", "get", "rules?scope={team}&status=candidate", TEAM_ADMIN),
     _api("api-rules", "get", "rules", ACCOUNT_READ, note="approved rules of readable scopes"),
-    _api(
+    _api("api-rules", "get", "rules?scope={team}&status=held", TEAM_ADMIN),
+    Row(
         "api-rule-approve",
         "post",
-        "rules/{rule}/approve",
-        TEAM_ADMIN,
-        {"text": "Say the vault word at the door."},
+        "/api/v1/rules/{rule}/approve",
+        PERSON_ONLY,
+        {"text": "Say the vault word at the door.", "confirm": False},
+        note=PERSON_NOTE,
+        extra={"session": True},
     ),
     _api("api-rule-reject", "post", "rules/{rule}/reject", TEAM_ADMIN),
-    _api("api-rule-move", "post", "rules/{rule}/move", TEAM_ADMIN, {"position": 1}),
+    Row(
+        "api-rule-move",
+        "post",
+        "/api/v1/rules/{rule}/move",
+        PERSON_ONLY,
+        {"position": 1},
+        note=PERSON_NOTE,
+        extra={"session": True},
+    ),
     _api("api-conflicts", "get", "conflicts?scope={team}", TEAM_ADMIN),
     _api(
         "api-conflicts", "get", "conflicts", ACCOUNT_READ, note="only scopes the caller administers"

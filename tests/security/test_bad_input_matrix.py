@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from django.db import transaction
+from rest_framework.test import APIClient
 
 from tests.mcp_inproc import call_tool, structured
 from tests.security.surfaces import API_ROWS, OK, Row
@@ -88,6 +89,9 @@ def named(details: Any) -> set[str]:
 
 def send(world, row: Row, body: Any = None, raw: tuple[bytes, str] | None = None, path=None):
     client = world.api("owner")
+    if row.extra.get("session"):  # only a person decides on rules: the owner, just signed in
+        client = APIClient()
+        client.force_login(world.users["owner"])
     path = path or world.fill(row.path)
     if raw is None and body is None:
         return getattr(client, row.method)(path)

@@ -54,6 +54,8 @@ MARKERS = (VALUE, KEY_BODY)
 OPTIONAL_TEXT = {
     "api-memories": ["verbatim", "conversation_id", "source_path", "chunk_hash"],
     "api-ingest": ["client", "conversation_id", "source_path"],
+    "api-recall": ["conversation_id"],
+    "api-context": ["conversation_id"],
     "remember": ["verbatim"],
     "ingest": ["conversation_id", "source_path"],
 }

@@ -6,6 +6,7 @@ touch. `actor_for_request` builds one for a DRF request (a bearer token or the s
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +22,22 @@ class Surface(models.TextChoices):
     MCP = "mcp", _("MCP")
     DASHBOARD = "dashboard", _("Dashboard")
     CAPTURE = "capture", _("Capture")
+
+
+# The session key holding when the signed-in person last gave their password (epoch seconds):
+# set on sign-in and by the dashboard's password confirmation.
+PASSWORD_CHECKED_AT = "zm_password_checked_at"  # noqa: S105 (a session key)
+
+
+def note_password_checked(session: Any) -> None:
+    session[PASSWORD_CHECKED_AT] = time.time()
+
+
+def session_password_checked_at(request: Any) -> float | None:
+    """When the person signed in to this request's session last gave their password."""
+    session = getattr(request, "session", None)
+    value = session.get(PASSWORD_CHECKED_AT) if session is not None else None
+    return float(value) if isinstance(value, int | float) else None
 
 
 # Authority ranks, for hygiene's decisions: a person (a session) outranks an agent (a token),
@@ -39,6 +56,8 @@ class Actor:
     # The agent's conversation (session) this call belongs to, when the caller named one: the
     # activity row keeps it, and the session receipt counts by it.
     conversation_id: str = field(default="")
+    # For a signed-in person (no token): when they last gave their password in this session.
+    password_checked_at: float | None = field(default=None)
 
     @property
     def read_only(self) -> bool:
@@ -52,4 +71,12 @@ class Actor:
 def actor_for_request(request: Any, *, surface: str = Surface.API) -> Actor:
     """The actor of a DRF request: `request.auth` is the ApiToken for a bearer token, else None."""
     client = request.headers.get("User-Agent", "")[:120]
-    return Actor(user=request.user, token=request.auth, surface=surface, client_name=client)
+    return Actor(
+        user=request.user,
+        token=request.auth,
+        surface=surface,
+        client_name=client,
+        password_checked_at=(
+            session_password_checked_at(request) if request.auth is None else None
+        ),
+    )

@@ -40,6 +40,12 @@ class Forbidden(DomainError):
     status = 403
 
 
+class ReauthenticationRequired(Forbidden):
+    """A person signed in, but not recently enough for this: confirm the password first."""
+
+    code = "reauthentication_required"
+
+
 class NotFound(DomainError):
     code = "not_found"
     status = 404

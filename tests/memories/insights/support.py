@@ -22,6 +22,7 @@ from memories.models import (
     Provenance,
 )
 from memories.records import content_hash
+from scopes.models import Scope
 
 GERMAN_QUERY = "Wie setze ich die Datenbank der Testumgebung jeden Montag zurück?"
 ENGLISH_QUERY = "where does the vpn configuration file live"
@@ -43,7 +44,16 @@ def stored(scope, content: str, *, author: str = "human", age_days: int = 0, **f
     return memory
 
 
+def searched(user, scopes=()) -> list[int]:
+    """The scope ids a read of `user` (a session) searches now, as recall records them."""
+    readable = Scope.objects.filter(memberships__user=user)
+    if scopes:
+        readable = readable.filter(public_id__in=list(scopes))
+    return sorted(readable.values_list("id", flat=True))
+
+
 def activity(user, operation: str, *, results=(), scopes=(), ago=timedelta(0), **fields):
+    fields.setdefault("searched_scopes", searched(user, scopes))
     return ActivityLog.objects.create(
         surface="mcp",
         user=user,

@@ -4,6 +4,7 @@ through REST, MCP (in process) and the services the surfaces call."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 from django.test import override_settings
@@ -34,7 +35,16 @@ def team_memories(tenancy):
     )
 
 
-def use(client, ids, conversation, **extra):
+def serve(client, conversation):
+    """A briefing in the conversation: it hands out every memory of these small scopes, so
+    mark_used may count them there."""
+    response = client.get("/api/v1/briefing", {"conversation_id": conversation, "max_tokens": 4000})
+    assert response.status_code == 200, response.content
+
+
+def use(client, ids, conversation, *, served=True, **extra):
+    if served:
+        serve(client, conversation)
     return client.post(
         "/api/v1/memories/used",
         {"memory_ids": ids, "conversation_id": conversation, **extra},
@@ -57,11 +67,11 @@ def test_a_memory_counts_once_per_conversation(api, tenancy, team_memories):
 
 def test_three_conversations_make_a_candidate_only_for_rule_kinds(api, tenancy, team_memories):
     convention, fact = team_memories
-    reader = api(tenancy.reader)  # a reader's agent reports use too
+    writer = api(tenancy.writer)
     for conversation in ("c1", "c2"):
-        assert use(reader, [convention.public_id, fact.public_id], conversation).status_code == 200
+        assert use(writer, [convention.public_id, fact.public_id], conversation).status_code == 200
     assert not Rule.objects.exists()
-    use(reader, [convention.public_id, fact.public_id], "c3")
+    use(writer, [convention.public_id, fact.public_id], "c3")
     rule = Rule.objects.get()
     assert rule.memory == convention and rule.status == RuleStatus.CANDIDATE
     assert rule.conversations == 3 and rule.text == CONVENTION
@@ -75,6 +85,7 @@ def test_the_threshold_is_a_setting(api, tenancy, team_memories):
 
 def test_uses_without_a_conversation_id_count_once(api, tenancy, team_memories):
     client = api(tenancy.owner)
+    serve(client, "")
     for _ in range(4):
         client.post(
             "/api/v1/memories/used", {"memory_ids": [team_memories[0].public_id]}, format="json"
@@ -136,7 +147,7 @@ def test_mark_used_without_ids_names_the_field(api, tenancy):
 
 
 def _candidate(tenancy, memory):
-    client = api_for(tenancy.reader)
+    client = api_for(tenancy.writer)
     for conversation in ("c1", "c2", "c3"):
         use(client, [memory.public_id], conversation)
     return Rule.objects.get(memory=memory)
@@ -150,9 +161,19 @@ def api_for(user, **options):
     return client
 
 
+def signed_in(user):
+    """A REST client in a session just signed in (a fresh password check): what approving
+    and moving rules take."""
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    client.force_login(user)
+    return client
+
+
 def test_admins_list_approve_in_new_words_reject_and_move(api, tenancy, team_memories):
     rule = _candidate(tenancy, team_memories[0])
-    owner, reader = api(tenancy.owner), api(tenancy.reader)
+    owner, reader = signed_in(tenancy.owner), api(tenancy.reader)
     team = tenancy.team.public_id
     listed = owner.get(f"/api/v1/rules?scope={team}&status=candidate").json()["results"]
     assert [r["id"] for r in listed] == [rule.public_id]
@@ -200,7 +221,7 @@ def test_admins_list_approve_in_new_words_reject_and_move(api, tenancy, team_mem
 
 def test_approved_rules_open_context_and_briefing_and_the_mcp_resource(api, tenancy, team_memories):
     rule = _candidate(tenancy, team_memories[0])
-    api(tenancy.owner).post(f"/api/v1/rules/{rule.public_id}/approve", {}, format="json")
+    signed_in(tenancy.owner).post(f"/api/v1/rules/{rule.public_id}/approve", {}, format="json")
     # A rule of a scope the reader cannot read never reaches it.
     stranger = UserFactory(username="stranger")
     elsewhere = make_scope(owner=stranger, slug="elsewhere")
@@ -234,14 +255,14 @@ def test_approved_rules_open_context_and_briefing_and_the_mcp_resource(api, tena
 
 def test_rules_stay_within_a_small_budget(api, tenancy, team_memories):
     rule = _candidate(tenancy, team_memories[0])
-    api(tenancy.owner).post(f"/api/v1/rules/{rule.public_id}/approve", {}, format="json")
+    signed_in(tenancy.owner).post(f"/api/v1/rules/{rule.public_id}/approve", {}, format="json")
     context = briefing(actor=Actor(user=tenancy.owner), max_tokens=100)
     assert context.tokens <= 100
 
 
 def test_a_removed_member_no_longer_gets_the_rules(api, tenancy, team_memories):
     rule = _candidate(tenancy, team_memories[0])
-    api(tenancy.owner).post(f"/api/v1/rules/{rule.public_id}/approve", {}, format="json")
+    signed_in(tenancy.owner).post(f"/api/v1/rules/{rule.public_id}/approve", {}, format="json")
     gone = UserFactory(username="gone")
     add_member(tenancy.team, gone, Role.READER)
     client = api(gone)
@@ -253,6 +274,7 @@ def test_a_removed_member_no_longer_gets_the_rules(api, tenancy, team_memories):
 def test_mcp_mark_used_counts_and_the_rules_reach_instructions_and_resource(tenancy, team_memories):
     secret = make_token(tenancy.writer)
     for conversation in ("m1", "m2", "m3"):
+        call_tool(secret, "briefing", {"max_tokens": 4000, "conversation_id": conversation})
         result = call_tool(
             secret,
             "mark_used",
@@ -285,6 +307,8 @@ def test_the_boost_is_bounded_and_lost_when_found_wrong(tenancy):
 
     assert ratio() == pytest.approx(1.0, abs=1e-6)
     for n in range(60):
+        served = replace(owner, conversation_id=f"c{n}")
+        recall(actor=served, query="nightly export archives")
         mark_used(actor=owner, memory_ids=[team_copy.public_id], conversation_id=f"c{n}")
     boosted = ratio()
     assert 1.3 < boosted <= 1.4
