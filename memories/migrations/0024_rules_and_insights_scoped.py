@@ -24,7 +24,7 @@ WHERE m.id = u.memory_id AND ms.scope_id = m.scope_id AND ms.user_id = u.used_by
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("memories", "0022_cheaper_insights"),
+        ("memories", "0023_import_claims"),
         ("scopes", "0001_initial"),
     ]
 
