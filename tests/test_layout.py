@@ -44,7 +44,6 @@ ALLOWED = (
     "memories/management/commands/",  # operators' commands over every memory
     "memories/portability/",  # export and import of scopes from the door, erasure by id
 )
-MAX_LINES = 300
 
 
 def python_files():
@@ -82,15 +81,3 @@ def test_tenant_models_are_queried_only_behind_the_door():
 def test_the_check_sees_a_query():
     sample = BASE / "scopes" / "access.py"
     assert tenant_queries(sample), "the scan found no query in scopes/access.py"
-
-
-def test_no_module_is_longer_than_300_lines():
-    roots = (*APPS, "tests", "bench", "watcher")
-    long = {
-        path.relative_to(BASE).as_posix(): n
-        for root in roots
-        for path in sorted((BASE / root).rglob("*.py"))
-        if "migrations" not in path.parts
-        and (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
-    }
-    assert not long, f"modules past {MAX_LINES} lines (split each in two): {long}"
