@@ -12,6 +12,7 @@ in autocommit, as the server does (no test transaction around the request).
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 
 import pytest
 from django.db import connection
@@ -39,23 +40,32 @@ FAULTS = {
 }
 
 
-@pytest.fixture(params=list(FAULTS))
-def fault(request, tenancy, kinds_seeded):
-    """A trigger that makes every insert of a memory fail as the named fault does."""
+@contextmanager
+def failing(table: str, events: str, fault: str):
+    """A trigger that makes every `events` statement on `table` fail as `fault` does."""
     with connection.cursor() as cursor:
         cursor.execute(
             "CREATE FUNCTION zm_test_fault() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
-            f"{FAULTS[request.param]}; RETURN NEW; END $$"
+            f"{FAULTS[fault]}; RETURN NEW; END $$"
         )
         cursor.execute(
-            "CREATE TRIGGER zm_test_fault BEFORE INSERT ON memories_memory "
+            f"CREATE TRIGGER zm_test_fault BEFORE {events} ON {table} "
             "FOR EACH ROW EXECUTE FUNCTION zm_test_fault()"
         )
-    yield request.param
-    connection.close()  # the terminated one, if it was
-    with connection.cursor() as cursor:
-        cursor.execute("DROP TRIGGER IF EXISTS zm_test_fault ON memories_memory")
-        cursor.execute("DROP FUNCTION IF EXISTS zm_test_fault()")
+    try:
+        yield fault
+    finally:
+        connection.close()  # the terminated one, if it was
+        with connection.cursor() as cursor:
+            cursor.execute(f"DROP TRIGGER IF EXISTS zm_test_fault ON {table}")
+            cursor.execute("DROP FUNCTION IF EXISTS zm_test_fault()")
+
+
+@pytest.fixture(params=list(FAULTS))
+def fault(request, tenancy, kinds_seeded):
+    """Every insert of a memory fails as the named fault does."""
+    with failing("memories_memory", "INSERT", request.param):
+        yield request.param
 
 
 def write(tenancy) -> dict:
@@ -89,3 +99,29 @@ def test_the_dashboard_answers_unavailable(tenancy, fault):
     response = browser.post("/remember/", write(tenancy))
     assert response.status_code == 503, (fault, response.status_code)
     assert int(response["Retry-After"]) > 0
+
+
+# Before the view: the token's first use is recorded in authentication, a sign-in saves its
+# session.
+BEFORE_THE_VIEW = ["pgbouncer: server conn crashed", "terminated mid-request"]
+
+
+@pytest.mark.parametrize("name", BEFORE_THE_VIEW)
+def test_an_outage_in_authentication_answers_unavailable(tenancy, name):
+    secret = make_token(tenancy.writer)  # never used yet: its first use is written
+    with failing("scopes_apitoken", "UPDATE", name):
+        response = Client().get("/api/v1/me", HTTP_AUTHORIZATION=f"Bearer {secret}")
+        assert response.status_code == 503, (name, response.content)
+        assert response.json()["error"]["code"] == "unavailable"
+
+
+@pytest.mark.parametrize("name", BEFORE_THE_VIEW)
+def test_an_outage_saving_the_session_answers_unavailable(tenancy, name):
+    tenancy.writer.set_password("a long pass phrase 42")
+    tenancy.writer.save()
+    with failing("django_session", "INSERT OR UPDATE", name):
+        response = Client().post(
+            "/login/", {"username": "writer", "password": "a long pass phrase 42"}
+        )
+        assert response.status_code == 503, (name, response.status_code)
+        assert int(response["Retry-After"]) > 0
