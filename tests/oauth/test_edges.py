@@ -226,3 +226,14 @@ def test_no_connection_is_made_to_a_loopback_document(
     assert page.status_code == 400
     assert not connected(), "the server connected to a loopback port"
     assert not Application.objects.filter(client_id=url).exists()
+
+
+def test_the_error_page_is_translated(tenancy):
+    client_id = register()["client_id"]
+    browser = Client(HTTP_ACCEPT_LANGUAGE="de")
+    browser.force_login(tenancy.owner)
+    page = browser.get("/oauth/authorize/", authorize_params(client_id, code_challenge="abc"))
+    text = page.content.decode()
+    assert page.status_code == 400
+    assert "Diese Anmeldeanfrage kann nicht beantwortet werden" in text
+    assert "Zurück zu 127.0.0.1:33418" in text
