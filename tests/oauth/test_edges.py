@@ -237,3 +237,12 @@ def test_the_error_page_is_translated(tenancy):
     assert page.status_code == 400
     assert "Diese Anmeldeanfrage kann nicht beantwortet werden" in text
     assert "Zurück zu 127.0.0.1:33418" in text
+
+
+def test_an_allowed_origin_opens_no_other_port(tenancy, settings, listener):
+    port, connected = listener
+    settings.PUBLIC_URL = "http://127.0.0.1:8000"
+    settings.OAUTH_CIMD_ALLOW_ORIGINS = [f"https://127.0.0.1:{port + 1}", "https://localhost"]
+    url = f"https://127.0.0.1:{port}/client.json"
+    page = signed_in(tenancy.owner).get("/oauth/authorize/", authorize_params(url))
+    assert page.status_code == 400 and not connected()
