@@ -107,6 +107,9 @@ def unavailable(exc: BaseException, *, alias: str = DEFAULT_DB_ALIAS) -> Unavail
         # a replica lost under a read: this request fails, the next ones read the primary
         routing.mark_down(replica, exc)
     elif _says_connection_lost(exc):
+        # The connection may still look usable (PgBouncer keeps it open): drop it when the
+        # request ends, so the next one connects afresh and the outage's end is noticed.
+        connections[alias].close_at = time.monotonic()
         _outage_started(exc)
     else:
         return None
