@@ -9,6 +9,7 @@ event loop itself.
 
 import io
 import os
+import re
 
 from a2wsgi import WSGIMiddleware
 from django.conf import settings
@@ -47,5 +48,16 @@ embed_query("warm up")
 
 # Imported once Django is set up: the MCP tools use the ORM and the services.
 from memories.mcp.http import with_mcp  # noqa: E402
+from zeromemory.core.body_limit import BodyLimit  # noqa: E402
 
-application = with_mcp(django_application)
+# The one route that takes more than ZM_MAX_BODY_BYTES: an archive import, up to its own limit.
+ARCHIVE_IMPORT = re.compile(r"/api/v1/scopes/[^/]+/import-export/?")
+
+
+def body_limit(path: str) -> int:
+    if ARCHIVE_IMPORT.fullmatch(path):
+        return settings.IMPORT_MAX_BYTES
+    return settings.MAX_BODY_BYTES
+
+
+application = BodyLimit(with_mcp(django_application), body_limit)

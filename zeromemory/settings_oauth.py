@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from zeromemory.core.env import env_bool, env_int, env_str
+from zeromemory.core.env import env_bool, env_int, env_list, env_str
 from zeromemory.settings_serving import SERVE_HOST, SERVE_PORT
 
 # The URL clients reach this server at (behind a proxy: the proxy's https:// origin). The
@@ -21,6 +21,16 @@ if _public.scheme not in ("http", "https") or not _public.hostname or _public.pa
     )
 OAUTH_DCR = env_bool("ZM_OAUTH_DCR", True)
 OAUTH_DCR_PER_HOUR = env_int("ZM_OAUTH_DCR_PER_HOUR", 20, minimum=1)
+# Client ID metadata documents are fetched only from public addresses. These https origins
+# (scheme://host:port, comma-separated) are the operator's exceptions: a document server on a
+# private network or a developer's loopback. The server's own address is never a reason.
+OAUTH_CIMD_ALLOW_ORIGINS = env_list("ZM_OAUTH_CIMD_ALLOW_ORIGINS", "")
+for _origin in OAUTH_CIMD_ALLOW_ORIGINS:
+    _parts = urlsplit(_origin)
+    if _parts.scheme != "https" or not _parts.hostname or _parts.path or _parts.query:
+        raise ValueError(
+            f"ZM_OAUTH_CIMD_ALLOW_ORIGINS takes https origins (https://host:port): {_origin!r}"
+        )
 OAUTH_ACCESS_TTL = env_int("ZM_OAUTH_ACCESS_TTL", 3600, minimum=60)
 OAUTH_REFRESH_TTL_DAYS = env_int("ZM_OAUTH_REFRESH_TTL_DAYS", 30, minimum=1)
 

@@ -1,41 +1,48 @@
-"""Fetching a client ID metadata document: django-oauth-toolkit's guarded fetcher, plus loopback.
+"""Fetching a client ID metadata document: django-oauth-toolkit's guarded fetcher.
 
-The toolkit's fetcher takes https URLs only, refuses hosts that resolve to a private,
-link-local or loopback address, connects to the address it checked (no second lookup), follows
-no redirect and stops at the size and time limits. One exception is added here: a server that
-itself runs on loopback (ZM_PUBLIC_URL names 127.0.0.1, ::1 or localhost: a developer's machine)
-may fetch a document served on loopback, still over https with a verified certificate.
+The toolkit's fetcher takes https URLs only, refuses hosts that resolve to any loopback,
+private, link-local or otherwise non-public address (before a connection is opened), connects to
+the address it checked (no second lookup, so DNS rebinding cannot move it), follows no redirect
+and stops at the size and time limits. Where this server runs (ZM_PUBLIC_URL) changes none of
+that. The one exception is the operator's: the exact https origins in ZM_OAUTH_CIMD_ALLOW_ORIGINS
+may be fetched whatever they resolve to, still over https with a verified certificate, and still
+at the address resolved once.
 """
 
 from __future__ import annotations
 
-import ipaddress
 import socket
 import ssl
 import time
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 import urllib3
 from django.conf import settings
 from oauth2_provider import cimd
 from oauth2_provider.settings import oauth2_settings
 
-from scopes.oauth.clients import is_loopback, redirect_uri_refusal
+from scopes.oauth.clients import redirect_uri_refusal
 
 
-def server_on_loopback() -> bool:
-    return is_loopback(urlsplit(settings.PUBLIC_URL).hostname)
+def _origin_key(parts: SplitResult) -> tuple[str, int]:
+    return (parts.hostname or "").lower(), parts.port or 443
 
 
-def _loopback_addresses(host: str, port: int) -> list[str]:
+def allowed_origin(parts: SplitResult) -> bool:
+    """Whether the operator allowed this URL's origin although it may not be public."""
+    return _origin_key(parts) in {
+        _origin_key(urlsplit(origin)) for origin in settings.OAUTH_CIMD_ALLOW_ORIGINS
+    }
+
+
+def _addresses(host: str, port: int) -> list[str]:
     try:
         infos = socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP)
     except socket.gaierror as exc:
         raise cimd.CIMDError(f"could not resolve client_id host: {exc}") from exc
-    addresses = [info[4][0] for info in infos]
-    if not addresses or not all(ipaddress.ip_address(ip).is_loopback for ip in addresses):
-        raise cimd.CIMDError("client_id host is not only loopback")
-    return addresses
+    if not infos:
+        raise cimd.CIMDError("client_id host did not resolve to any address")
+    return [info[4][0] for info in infos]
 
 
 class Fetcher(cimd.SafeMetadataFetcher):
@@ -49,14 +56,14 @@ class Fetcher(cimd.SafeMetadataFetcher):
 
     def _fetch(self, client_id):
         parsed = cimd._validate_client_id_url(client_id)
-        if not (server_on_loopback() and is_loopback(parsed.hostname)):
-            return super().fetch(client_id)
+        if not allowed_origin(urlsplit(client_id)):
+            return super().fetch(client_id)  # public addresses only
         port = parsed.port or 443
         path = parsed.path + (f"?{parsed.query}" if parsed.query else "")
         headers = {"Host": parsed.netloc, "Accept": "application/json"}
         deadline = time.monotonic() + oauth2_settings.CIMD_FETCH_TIMEOUT_SECONDS
         failure: Exception | None = None
-        for ip in _loopback_addresses(parsed.hostname, port):
+        for ip in _addresses(parsed.hostname, port):
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 break

@@ -11,6 +11,7 @@ from scopes.oauth.views import (
     CleanRevokeTokenView,
     CleanTokenView,
     ConsentView,
+    RegistrationManagementView,
     RegistrationView,
     ResourceMetadataView,
 )
@@ -38,7 +39,7 @@ urlpatterns = [
     path("oauth/register/", RegistrationView.as_view(), name="dcr-register"),
     path(
         "oauth/register/<str:client_id>/",
-        toolkit.DynamicClientRegistrationManagementView.as_view(),
+        RegistrationManagementView.as_view(),
         name="dcr-register-management",
     ),
 ]

@@ -8,10 +8,12 @@ registration endpoint that checks what a client asks for and how often an addres
 from __future__ import annotations
 
 import math
+import re
 from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.http import JsonResponse
+from django.shortcuts import render
 from django.utils.decorators import method_decorator
 from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
@@ -24,7 +26,11 @@ from oauth2_provider.views import (
     RevokeTokenView,
     TokenView,
 )
-from oauth2_provider.views.dynamic_client_registration import DynamicClientRegistrationView
+from oauth2_provider.views.dynamic_client_registration import (
+    DynamicClientRegistrationManagementView,
+    DynamicClientRegistrationView,
+)
+from oauth2_provider.views.mixins import OAuthLibMixin
 from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 
 from scopes import access
@@ -88,18 +94,47 @@ class CleanRevokeTokenView(JsonErrorsMixin, RevokeTokenView):
     pass
 
 
+def _registration_policy(request):
+    """The answer refusing a registration or an update of one (too often from this address, or
+    metadata the policy refuses), else None."""
+    wait = clients.registrations_wait(request)
+    if wait is not None:
+        message = _("Too many client registrations from this address; try again later.")
+        return _oauth_error("too_many_requests", message, 429, Retry_After=math.ceil(wait))
+    refusal = clients.registration_refusal(request.body)
+    if refusal is not None:
+        return _oauth_error("invalid_client_metadata", refusal)
+    return None
+
+
 class RegistrationView(DynamicClientRegistrationView):
     """RFC 7591, rate-limited per address, for the authorization code grant with safe URIs."""
 
     def post(self, request, *args, **kwargs):
-        wait = clients.registrations_wait(request)
-        if wait is not None:
-            message = _("Too many client registrations from this address; try again later.")
-            return _oauth_error("too_many_requests", message, 429, Retry_After=math.ceil(wait))
-        refusal = clients.registration_refusal(request.body)
-        if refusal is not None:
-            return _oauth_error("invalid_client_metadata", refusal)
-        return super().post(request, *args, **kwargs)
+        return _registration_policy(request) or super().post(request, *args, **kwargs)
+
+
+class RegistrationManagementView(DynamicClientRegistrationManagementView):
+    """RFC 7592: an update is held to the same policy and rate as a registration."""
+
+    def put(self, request, *args, **kwargs):
+        return _registration_policy(request) or super().put(request, *args, **kwargs)
+
+
+# RFC 7636 section 4.2: a challenge is 43 to 128 characters of the unreserved alphabet.
+CODE_CHALLENGE = re.compile(r"[A-Za-z0-9\-._~]{43,128}")
+
+
+def _challenge_refusal(challenge: str | None):
+    if challenge is not None and not CODE_CHALLENGE.fullmatch(challenge):
+        return "invalid_request", _(
+            "code_challenge must be 43 to 128 characters of letters, digits and -._~ (RFC 7636)."
+        )
+    return None
+
+
+class _ConsentFirst(Exception):
+    """A code was about to be issued without the consent page."""
 
 
 @method_decorator(never_cache, name="dispatch")
@@ -129,7 +164,7 @@ class ConsentView(CleanInputMixin, AuthorizationView):
             }
         if request.GET.get("code_challenge_method", "S256") != "S256":
             return "invalid_request", _("PKCE with code_challenge_method S256 is required.")
-        return None
+        return _challenge_refusal(request.GET.get("code_challenge"))
 
     def _error(self, error: str, description: str, state, redirect_uri):
         return OAuthToolkitError(
@@ -137,10 +172,30 @@ class ConsentView(CleanInputMixin, AuthorizationView):
             redirect_uri=redirect_uri,
         )
 
+    def error_response(self, error, application, **kwargs):
+        """An error is shown here, on a page, never sent to the client's redirect URI unasked
+        (a client registers itself, so its redirect URI may be anyone's site). Where the URI
+        was checked, the page links back to it, for the person to follow or not. Only the
+        person's own refusal goes straight back to the client."""
+        redirect, answer = OAuthLibMixin.error_response(self, error, **kwargs)
+        oauth_error = answer["error"]
+        if redirect and self.request.method == "POST" and oauth_error.error == "access_denied":
+            return self.redirect(answer["url"], application)
+        context = {
+            "error": oauth_error.error,
+            "description": oauth_error.description,
+            "return_url": answer["url"] if redirect and oauth_error.redirect_uri else None,
+            "return_host": urlsplit(oauth_error.redirect_uri or "").netloc,
+        }
+        return render(self.request, "oauth/error.html", context, status=400)
+
     def get(self, request, *args, **kwargs):
         refusal = self._refusal(request)
         if refusal is None:
-            return super().get(request, *args, **kwargs)
+            try:
+                return super().get(request, *args, **kwargs)
+            except _ConsentFirst:  # the toolkit would have skipped the page: show it
+                return self.render_to_response(self.get_context_data(**self.oauth2_data))
         try:
             _scopes, credentials = self.validate_authorization_request(request)
         except OAuthToolkitError as error:
@@ -166,6 +221,11 @@ class ConsentView(CleanInputMixin, AuthorizationView):
             message = _("This server issues tokens only for its own resources.")
             error = self._error("invalid_target", message, data.get("state"), data["redirect_uri"])
             return self.error_response(error, application)
+        refusal = _challenge_refusal(data.get("code_challenge") or None)
+        if refusal is not None:  # a tampered hidden field
+            application = Application.objects.filter(client_id=data["client_id"]).first()
+            error = self._error(*refusal, data.get("state"), data["redirect_uri"])
+            return self.error_response(error, application)
         if not requested:  # a client that names no resource gets a token for /mcp
             data["resource"] = resources.resource_url(resources.MCP)
         granted = [s for s in data["scope"].split() if s in settings.OAUTH2_PROVIDER["SCOPES"]]
@@ -179,5 +239,10 @@ class ConsentView(CleanInputMixin, AuthorizationView):
         return super().form_valid(form)
 
     def create_authorization_response(self, request, scopes, credentials, allow):
-        credentials.update(getattr(self, "_choices", {"zm_scopes": [], "zm_read_only": True}))
+        choices = getattr(self, "_choices", None)
+        if choices is None:
+            # Only the consent form makes the choices, so no path skips it: not a client's
+            # `approval_prompt=auto` while it holds a live token, not `skip_authorization`.
+            raise _ConsentFirst
+        credentials.update(choices)
         return super().create_authorization_response(request, scopes, credentials, allow)

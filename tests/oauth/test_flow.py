@@ -78,7 +78,8 @@ def test_plain_pkce_and_a_foreign_resource_are_refused(tenancy):
             "code_challenge_method": "plain",
         },
     )
-    assert plain.status_code == 302 and "error=invalid_request" in plain["Location"]
+    assert plain.status_code == 400 and "Location" not in plain  # a page, not a redirect
+    assert "invalid_request" in plain.content.decode()
     foreign = browser.get(
         "/oauth/authorize/",
         {
@@ -90,7 +91,8 @@ def test_plain_pkce_and_a_foreign_resource_are_refused(tenancy):
             "resource": "https://elsewhere.example/mcp",
         },
     )
-    assert foreign.status_code == 302 and "error=invalid_target" in foreign["Location"]
+    assert foreign.status_code == 400 and "Location" not in foreign
+    assert "invalid_target" in foreign.content.decode()
 
 
 def test_an_api_token_is_for_the_api_only(tenancy):

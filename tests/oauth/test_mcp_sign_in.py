@@ -1,11 +1,11 @@
 """The MCP SDK's own OAuth client signs in to a server started as `make run` starts it.
 
 Discovery from the 401, registration by a client ID metadata document (served on 127.0.0.1
-over https: the server runs on loopback, so loopback is allowed) and by dynamic registration,
-the consent in headless chromium by a signed-in person choosing one scope, the exchange with
-PKCE; then remember and recall inside that scope succeed and answer not_found outside it. A
-revoke on the dashboard's tokens page answers the next call 401; a replayed code, a wrong
-verifier and a token for the other resource are refused.
+over https, from the one origin the operator allowed: no other loopback origin is fetched) and by
+dynamic registration, the consent in headless chromium by a signed-in person choosing one scope,
+the exchange with PKCE; then remember and recall inside that scope succeed and answer not_found
+outside it. A revoke on the dashboard's tokens page answers the next call 401; a replayed code, a
+wrong verifier and a token for the other resource are refused.
 """
 
 from __future__ import annotations
@@ -144,15 +144,6 @@ def pkce() -> tuple[str, str]:
 
 def test_the_sdk_client_signs_in_by_url_alone(tmp_path):
     cert, key = self_signed(tmp_path)
-    port = free_port()
-    with mock.patch("tests.served.free_port", return_value=port):
-        served = Served(
-            tmp_path,
-            ZM_PUBLIC_URL=f"http://127.0.0.1:{port}",
-            SSL_CERT_FILE=str(cert),
-            ZM_WEB_PROCESSES="1",
-        )
-    base = served.url
     document, document_url = serve_document(
         cert,
         key,
@@ -164,6 +155,16 @@ def test_the_sdk_client_signs_in_by_url_alone(tmp_path):
             "token_endpoint_auth_method": "none",
         },
     )
+    port = free_port()
+    with mock.patch("tests.served.free_port", return_value=port):
+        served = Served(
+            tmp_path,
+            ZM_PUBLIC_URL=f"http://127.0.0.1:{port}",
+            ZM_OAUTH_CIMD_ALLOW_ORIGINS=document_url.removesuffix("/client.json"),
+            SSL_CERT_FILE=str(cert),
+            ZM_WEB_PROCESSES="1",
+        )
+    base = served.url
     try:
         served.wait_ready()
         ids = json.loads(served.django(SETUP.format(password=PASSWORD)))

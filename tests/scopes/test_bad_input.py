@@ -88,9 +88,11 @@ def test_non_utf8_body(client):
 @override_settings(MAX_BODY_BYTES=2048)
 def test_oversized_body(client):
     body = b'{"name": "' + b"a" * 4096 + b'", "slug": "a", "kind": "team"}'
-    found = details(post_raw(client, body))
-    assert "body" in found
-    assert "2048" in found["body"][0]
+    response = post_raw(client, body)
+    assert response.status_code == 413, response.content
+    error = response.json()["error"]
+    assert error["code"] == "validation_failed"
+    assert "2048" in error["details"]["body"][0]
 
 
 def test_unsupported_media_type_names_the_body(client):

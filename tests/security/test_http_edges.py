@@ -1,6 +1,7 @@
 """The HTTP edges of the real web process (`python -m zeromemory.web`, what `make run` starts):
-a client on the same host cannot pose as another address with X-Forwarded-For, and a chunked
-request body (no Content-Length) is read like any other."""
+a client on the same host cannot pose as another address with X-Forwarded-For, a chunked
+request body (no Content-Length) is read like any other, and a body over ZM_MAX_BODY_BYTES gets
+a 413 envelope the sender can read."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import urllib.request
 
 import httpx2
 import pytest
+import requests
 
 from tests.factories import make_token
 from tests.helpers import child_env
@@ -87,3 +89,56 @@ def test_a_chunked_body_is_read(web, tenancy, kinds_seeded):
     assert answer.request.headers.get("transfer-encoding") == "chunked"
     assert answer.status_code == 201, answer.text
     assert answer.json()["content"] == "Deploys run from the release branch only."
+
+
+LIMIT = 1_048_576  # ZM_MAX_BODY_BYTES of the served process (the default)
+
+
+def too_large(answer: httpx2.Response | requests.Response) -> None:
+    assert answer.status_code == 413, answer.text
+    error = answer.json()["error"]
+    assert error["code"] == "validation_failed" and str(LIMIT) in error["message"], error
+    assert "body" in error["details"]
+
+
+@pytest.mark.parametrize(
+    ("path", "over"),
+    [
+        ("/api/v1/ingest", 3),
+        ("/api/v1/ingest", 30),
+        ("/api/v1/memories", 3),
+        ("/mcp", 3),
+        ("/login/", 3),
+    ],
+)
+def test_a_body_over_the_limit_gets_a_413_the_client_reads(web, tenancy, path, over):
+    # MBs over the limit, sent whole over a real socket before the answer is read: the server
+    # reads and drops them, then answers, instead of closing under the sender.
+    body = b'{"content": "' + b"x" * (LIMIT + over * 1_048_576) + b'"}'
+    headers = {
+        "Authorization": f"Bearer {make_token(tenancy.writer)}",
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+    }
+    too_large(requests.post(f"{web}{path}", data=body, headers=headers, timeout=60))
+    with httpx2.Client(timeout=60) as client:  # the connection stays usable afterwards
+        too_large(client.post(f"{web}{path}", content=body, headers=headers))
+        assert client.get(f"{web}/healthz").status_code in (200, 503)
+
+
+def test_a_chunked_body_over_the_limit_gets_a_413(web, tenancy):
+    def chunks():
+        for _ in range(5):
+            yield b"x" * 1_048_576
+
+    answer = httpx2.post(
+        f"{web}/api/v1/ingest",
+        content=chunks(),
+        headers={
+            "Authorization": f"Bearer {make_token(tenancy.writer)}",
+            "Content-Type": "application/json",
+        },
+        timeout=60,
+    )
+    assert answer.request.headers.get("transfer-encoding") == "chunked"
+    too_large(answer)

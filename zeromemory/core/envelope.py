@@ -14,7 +14,7 @@ from rest_framework.views import set_rollback
 
 from zeromemory.core.errors import DomainError, error_body
 from zeromemory.core.outage import retry_headers, unavailable
-from zeromemory.core.parsers import BodyError
+from zeromemory.core.parsers import BodyError, BodyTooLarge
 
 logger = logging.getLogger(__name__)
 
@@ -49,10 +49,11 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         code, http, message, details = exc.code, exc.status, exc.message, exc.details
     elif isinstance(exc, BodyError):
         message = str(exc.detail)
-        code, http, details = "validation_failed", 400, {"body": [message]}
+        http = 413 if isinstance(exc, BodyTooLarge) else 400
+        code, details = "validation_failed", {"body": [message]}
     elif isinstance(exc, RequestDataTooBig):
         message = _("The body is too large.")
-        code, http, details = "validation_failed", 400, {"body": [message]}
+        code, http, details = "validation_failed", 413, {"body": [message]}
     elif isinstance(exc, exceptions.ValidationError):
         details = _validation_details(exc.detail)
         if not isinstance(details, dict):

@@ -7,7 +7,11 @@ succeeds afterwards logs that it is over. Nothing needs restarting: each request
 connection again (Django drops a broken one at the end of the request).
 
 A failure is an outage when the database error came with a lost connection (refused, reset,
-server shut down). A statement error on a working connection (a deadlock, a timeout) is not.
+server shut down), or when its SQLSTATE says the connection is lost or the server is going down
+or starting up, whatever the driver still reports for the connection: a server terminating a
+backend raises before the driver has seen the socket close, and PgBouncer keeps its client's
+connection open while it answers `server conn crashed?` for a primary that restarts. A statement
+error on a working connection (a deadlock, a timeout, a constraint) is not.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import psycopg
 from django.db import (
     DEFAULT_DB_ALIAS,
     InterfaceError,
@@ -52,13 +57,42 @@ def _connection_lost(alias: str) -> bool:
     return raw is None or bool(getattr(raw, "closed", False)) or bool(getattr(raw, "broken", False))
 
 
-def _is_outage(exc: BaseException, alias: str) -> bool:
+# Class 08 is "connection exception" (PgBouncer's own errors are 08P01); 57P01, 57P02 and 57P03
+# are an administrator's or a crash's shutdown and "the database system is starting up" or
+# "shutting down"; 53300 is a server out of connection slots.
+LOST_CONNECTION_CLASS = "08"
+SERVER_GOING_OR_COMING = {"57P01", "57P02", "57P03", "53300"}
+
+
+# What a lost connection raises: Django's wrappers, or the driver's own errors where nothing
+# wrapped them.
+CONNECTION_ERRORS = (
+    OperationalError,
+    InterfaceError,
+    psycopg.OperationalError,
+    psycopg.InterfaceError,
+)
+
+
+def _database_errors(exc: BaseException) -> Iterator[BaseException]:
+    """The connection-level errors in the exception's chain."""
     seen: BaseException | None = exc
     while seen is not None:
-        if isinstance(seen, OperationalError | InterfaceError):
-            return _connection_lost(alias)
+        if isinstance(seen, CONNECTION_ERRORS):
+            yield seen
         seen = seen.__cause__ or seen.__context__
+
+
+def _says_connection_lost(exc: BaseException) -> bool:
+    for error in _database_errors(exc):
+        state = getattr(error, "sqlstate", None) or ""
+        if state.startswith(LOST_CONNECTION_CLASS) or state in SERVER_GOING_OR_COMING:
+            return True
     return False
+
+
+def _is_outage(exc: BaseException, alias: str) -> bool:
+    return next(_database_errors(exc), None) is not None and _connection_lost(alias)
 
 
 def unavailable(exc: BaseException, *, alias: str = DEFAULT_DB_ALIAS) -> Unavailable | None:
@@ -69,11 +103,16 @@ def unavailable(exc: BaseException, *, alias: str = DEFAULT_DB_ALIAS) -> Unavail
         return exc
     if _is_outage(exc, alias):
         _outage_started(exc)
-    else:  # a replica lost under a read: this request fails, the next ones read the primary
-        replica = next((a for a in routing.replicas_in_use() if _is_outage(exc, a)), None)
-        if replica is None:
-            return None
+    elif replica := next((a for a in routing.replicas_in_use() if _is_outage(exc, a)), None):
+        # a replica lost under a read: this request fails, the next ones read the primary
         routing.mark_down(replica, exc)
+    elif _says_connection_lost(exc):
+        # The connection may still look usable (PgBouncer keeps it open): drop it when the
+        # request ends, so the next one connects afresh and the outage's end is noticed.
+        connections[alias].close_at = time.monotonic()
+        _outage_started(exc)
+    else:
+        return None
     return Unavailable(
         _("The database is unavailable; try again in a few seconds."),
         details={"retry_after": RETRY_AFTER_SECONDS},

@@ -14,6 +14,10 @@ class BodyError(ParseError):
     """A body the API cannot read; answered as validation_failed on the field `body`."""
 
 
+class BodyTooLarge(BodyError):
+    """A body over ZM_MAX_BODY_BYTES; answered 413 (as the web server's BodyLimit answers)."""
+
+
 # No request of this API nests deeper than a few levels; deeper bodies are refused before any
 # code walks them (Python's own recursion limit would answer a 500).
 MAX_DEPTH = 32
@@ -51,10 +55,10 @@ class StrictJSONParser(JSONParser):
         request = (parser_context or {}).get("request")
         declared = request.META.get("CONTENT_LENGTH") if request is not None else None
         if declared and declared.isdigit() and int(declared) > limit:
-            raise BodyError(_("The body is larger than %(n)d bytes.") % {"n": limit})
+            raise BodyTooLarge(_("The body is larger than %(n)d bytes.") % {"n": limit})
         raw = stream.read(limit + 1) if stream is not None else b""
         if len(raw) > limit:
-            raise BodyError(_("The body is larger than %(n)d bytes.") % {"n": limit})
+            raise BodyTooLarge(_("The body is larger than %(n)d bytes.") % {"n": limit})
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
