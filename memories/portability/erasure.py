@@ -167,6 +167,19 @@ def _rename_visitors(user: AbstractBaseUser) -> None:
             model.objects.filter(kind=DailyVisitor.CLIENT, key=key).update(key=name)
 
 
+def _unsign_challenges(user: AbstractBaseUser) -> None:
+    """A challenge joined to an open one is kept as "username: reason" in its text
+    (`memories.hygiene.review`): the reason stays, signed by a deleted user."""
+    signed = f"{user.get_username()}: "
+    for conflict in Conflict.objects.filter(rationale__contains=signed):
+        said = conflict.rationale.split("\n\n")
+        conflict.rationale = "\n\n".join(
+            f"{DELETED_USER}: {part.removeprefix(signed)}" if part.startswith(signed) else part
+            for part in said
+        )
+        conflict.save(update_fields=["rationale"])
+
+
 @receiver(account_erasing, dispatch_uid="memories_account_erasing")
 def account_rows_erase(
     sender, user: AbstractBaseUser, delete_shared_writes: bool = False, **kwargs
@@ -186,6 +199,7 @@ def account_rows_erase(
         author_name=DELETED_USER, client_name="", conversation_id="", source_path="", chunk_hash=""
     )
     memories.update(agent_name="")
+    _unsign_challenges(user)
     export_files_forget(ExportJob.objects.filter(user=user))
     Chunk.objects.filter(user=user).delete()
     task_rows_forget()

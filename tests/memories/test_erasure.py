@@ -90,7 +90,7 @@ def victim(tenancy, kinds_seeded, queued, fake_anthropic):
     owner, _ = token_client(tenancy.owner)
     with queued():
         team_body = dict(body, content=GERMAN + " Im Team.", scope=tenancy.team.public_id)
-        ok(owner.post("/api/v1/memories", team_body, format="json"))
+        owner_memory = ok(owner.post("/api/v1/memories", team_body, format="json"))["id"]
     browser = session_client(user)
     with queued(sync=True):
         assert browser.post(f"/scopes/{personal}/exports/").status_code == 302
@@ -143,6 +143,10 @@ def victim(tenancy, kinds_seeded, queued, fake_anthropic):
     assert not call_tool(make_token(user), "recall", read).is_error
     used = {"memory_ids": [shared["id"]], "conversation_id": CONVERSATION}
     ok(client.post("/api/v1/memories/used", used, format="json", HTTP_USER_AGENT=AGENT))
+    # A challenge of a team memory the owner challenged first: the second reason is signed.
+    challenged = f"/api/v1/memories/{owner_memory}/challenge"
+    ok(owner.post(challenged, {"reason": "It moved to Buck."}, format="json"))
+    ok(client.post(challenged, {"reason": "Only the old branch uses it."}, format="json"))
     insights_fold()
     oauth = register(client_name=OAUTH_CLIENT)["client_id"]
     access_token(session_client(user), oauth, scopes=[team])
@@ -170,7 +174,7 @@ def test_account_deletion_leaves_no_row_and_the_team_keeps_its_memory(tenancy, v
         ExportJob.objects.filter(user=user).values_list("pk", flat=True)
     )
     assert scan(keys=keys, strings=strings), "the scan finds the account before it is deleted"
-    seeded = scan(keys={}, strings={SOURCE_PATH, AGENT, CONVERSATION, OAUTH_CLIENT})
+    seeded = scan(keys={}, strings={SOURCE_PATH, AGENT, CONVERSATION, OAUTH_CLIENT, "zqvictim: "})
     for column in [
         "memories_provenance.source_path",
         "memories_provenance.client_name",
@@ -180,6 +184,7 @@ def test_account_deletion_leaves_no_row_and_the_team_keeps_its_memory(tenancy, v
         "memories_dailyvisitor.key",
         "memories_lastvisit.key",
         "oauth2_provider_application.name",
+        "memories_conflict.rationale",
     ]:
         assert [line for line in seeded if line.startswith(f"{column} ")], (column, seeded)
     visitors = {
