@@ -195,7 +195,8 @@ def account_rows_erase(
         erase_memories(memories)
         writes.delete()
     _rename_visitors(user)
-    writes.update(
+    # Their writes, and writes an archive import attributed to them by name.
+    (writes | Provenance.objects.filter(author_name=user.get_username())).update(
         author_name=DELETED_USER, client_name="", conversation_id="", source_path="", chunk_hash=""
     )
     memories.update(agent_name="")

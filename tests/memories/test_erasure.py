@@ -28,6 +28,7 @@ from memories.models import (
     MemoryUse,
     Provenance,
     PurgeRecord,
+    SourceKind,
 )
 from memories.portability.erasure import memory_purge
 from memories.taskrows import task_rows
@@ -147,6 +148,15 @@ def victim(tenancy, kinds_seeded, queued, fake_anthropic):
     challenged = f"/api/v1/memories/{owner_memory}/challenge"
     ok(owner.post(challenged, {"reason": "It moved to Buck."}, format="json"))
     ok(client.post(challenged, {"reason": "Only the old branch uses it."}, format="json"))
+    # A write of theirs imported into the team from an archive: the archive named them.
+    Provenance.objects.create(
+        memory=Memory.objects.get(public_id=owner_memory),
+        source_kind=SourceKind.IMPORT,
+        author_name="zqvictim",
+        client_name=AGENT,
+        conversation_id=CONVERSATION,
+        source_path=SOURCE_PATH,
+    )
     insights_fold()
     oauth = register(client_name=OAUTH_CLIENT)["client_id"]
     access_token(session_client(user), oauth, scopes=[team])
