@@ -18,44 +18,35 @@ from django_q.conf import Conf
 from django_q.models import OrmQ, Task
 from oauth2_provider.models import AccessToken
 
-from memories.insights.fold import insights_fold
 from memories.models import (
     Chunk,
-    DailyVisitor,
     ExportJob,
-    LastVisit,
     Memory,
-    MemoryUse,
     Provenance,
     PurgeRecord,
-    SourceKind,
 )
 from memories.portability.erasure import memory_purge
 from memories.taskrows import task_rows
 from scopes.models import Role, Scope
-from tests.factories import UserFactory, add_member, make_token
+from tests.factories import UserFactory, add_member
 from tests.fakes.anthropic_api import tool_answer
-from tests.mcp_inproc import call_tool
 from tests.memories.canonical_support import ENGLISH, GERMAN
 from tests.memories.erasure_support import (
     admin_shows,
+    leave_traces_in_team,
     ok,
     scan,
     scan_tasks,
     session_client,
+    team_counts,
     token_client,
+    traces_in_team,
     visible_to,
 )
-from tests.oauth.flow import access_token, register
 
 PASSWORD = "correct horse battery staple"  # noqa: S105 - a test account's password
 MARKER = "ultramarine-7731"  # written only by the deleted account
 TEAM_MARKER = "vermilion-2290"  # written only in the deleted scope
-# What names the person beside their username, in what the team keeps: each holds it.
-SOURCE_PATH = "/home/zqvictim/work/build.py"
-AGENT = "zqvictim-agent/1.0"
-CONVERSATION = "conv-zqvictim-1"
-OAUTH_CLIENT = "zqvictim's laptop agent"
 
 
 @pytest.fixture
@@ -74,10 +65,10 @@ def queued(fake_anthropic, django_capture_on_commit_callbacks, monkeypatch, sett
 @pytest.fixture
 def victim(tenancy, kinds_seeded, queued, fake_anthropic):
     """A writer of the team with a personal scope full of things, tokens, an OAuth token, a
-    session, a failed sign-in, rate-limit counts, activity and idempotency records, and
-    django-q2 rows of tasks about them: a translation and a dashboard export that ran, an
-    extraction, a translation and an export still queued. The team's owner has a translation
-    queued too (it must stay)."""
+    session, a failed sign-in, rate-limit counts, activity and idempotency records, django-q2
+    rows of tasks about them (a translation and a dashboard export that ran, an extraction, a
+    translation and an export queued), and traces in the team (`leave_traces_in_team`). The
+    team's owner has a translation queued too (it must stay)."""
     user = UserFactory(username="zqvictim", password=PASSWORD)
     add_member(tenancy.team, user, Role.WRITER)
     client, token = token_client(user)
@@ -118,54 +109,14 @@ def victim(tenancy, kinds_seeded, queued, fake_anthropic):
                 format="json",
             )
         )
-    # In the team: a write naming the person's agent, file and conversation, reads from that
-    # agent and in that conversation (REST and MCP), a use reported in it, the day folded into
-    # the insights (visitor and last-visit rows), and an OAuth client registered with a name of
-    # theirs that they signed in with.
-    team = tenancy.team.public_id
-    shared = ok(
-        client.post(
-            "/api/v1/memories",
-            {
-                "content": "The team builds with Bazel.",
-                "kind": "fact",
-                "scope": team,
-                "source_path": SOURCE_PATH,
-                "conversation_id": CONVERSATION,
-            },
-            format="json",
-            HTTP_USER_AGENT=AGENT,
-        )
-    )
     ok(client.post("/api/v1/recall", {"query": f"where is {MARKER}"}, format="json"))
-    read = {"query": "the team's build tool", "scopes": [team]}
-    ok(client.post("/api/v1/recall", read, format="json", HTTP_USER_AGENT=AGENT))
-    read["conversation_id"] = CONVERSATION
-    assert not call_tool(make_token(user), "recall", read).is_error
-    used = {"memory_ids": [shared["id"]], "conversation_id": CONVERSATION}
-    ok(client.post("/api/v1/memories/used", used, format="json", HTTP_USER_AGENT=AGENT))
-    # A challenge of a team memory the owner challenged first: the second reason is signed.
-    challenged = f"/api/v1/memories/{owner_memory}/challenge"
-    ok(owner.post(challenged, {"reason": "It moved to Buck."}, format="json"))
-    ok(client.post(challenged, {"reason": "Only the old branch uses it."}, format="json"))
-    # A write of theirs imported into the team from an archive: the archive named them.
-    Provenance.objects.create(
-        memory=Memory.objects.get(public_id=owner_memory),
-        source_kind=SourceKind.IMPORT,
-        author_name="zqvictim",
-        client_name=AGENT,
-        conversation_id=CONVERSATION,
-        source_path=SOURCE_PATH,
-    )
-    insights_fold()
-    oauth = register(client_name=OAUTH_CLIENT)["client_id"]
-    access_token(session_client(user), oauth, scopes=[team])
+    shared = leave_traces_in_team(user, client, owner, tenancy.team, owner_memory)
     AccessToken.objects.create(
         user=user, token=f"oauth-{MARKER}", expires=timezone.now() + timedelta(hours=1)
     )
     Client().post("/login/", {"username": "zqvictim", "password": "wrong"})
     session_client(user).get("/api/v1/me")
-    return user, token, mine["id"], shared["id"]
+    return user, token, mine["id"], shared
 
 
 def test_account_deletion_leaves_no_row_and_the_team_keeps_its_memory(tenancy, victim, settings):
@@ -184,24 +135,8 @@ def test_account_deletion_leaves_no_row_and_the_team_keeps_its_memory(tenancy, v
         ExportJob.objects.filter(user=user).values_list("pk", flat=True)
     )
     assert scan(keys=keys, strings=strings), "the scan finds the account before it is deleted"
-    seeded = scan(keys={}, strings={SOURCE_PATH, AGENT, CONVERSATION, OAUTH_CLIENT, "zqvictim: "})
-    for column in [
-        "memories_provenance.source_path",
-        "memories_provenance.client_name",
-        "memories_provenance.conversation_id",
-        "memories_memory.agent_name",
-        "memories_memoryuse.conversation",
-        "memories_dailyvisitor.key",
-        "memories_lastvisit.key",
-        "oauth2_provider_application.name",
-        "memories_conflict.rationale",
-    ]:
-        assert [line for line in seeded if line.startswith(f"{column} ")], (column, seeded)
-    visitors = {
-        model: model.objects.filter(scope=tenancy.team).count()
-        for model in (DailyVisitor, LastVisit)
-    }
-    uses = MemoryUse.objects.filter(memory__public_id=shared).count()
+    assert traces_in_team() == [], "each trace the team keeps is seeded"
+    counted = team_counts(tenancy.team, shared)
     # django-q2 holds tasks about the account, queued and finished, that a text scan misses.
     about = scan_tasks(keys=keys, strings=strings)
     for table, func in [
@@ -226,15 +161,12 @@ def test_account_deletion_leaves_no_row_and_the_team_keeps_its_memory(tenancy, v
     client, _ = token_client(user)
     assert client.delete("/api/v1/me", {"password": PASSWORD}, format="json").status_code == 403
     browser = session_client(user)
-    wrong = browser.delete("/api/v1/me", {"password": "nope"}, format="json")
-    assert wrong.status_code == 400
+    assert browser.delete("/api/v1/me", {"password": "no"}, format="json").status_code == 400
     assert browser.delete("/api/v1/me", {"password": PASSWORD}, format="json").status_code == 204
 
     assert scan(keys=keys, strings=strings) == []
     # What the team counts stays counted: the sessions, clients and uses under new names.
-    for model, count in visitors.items():
-        assert model.objects.filter(scope=tenancy.team).count() == count
-    assert MemoryUse.objects.filter(memory__public_id=shared).count() == uses
+    assert team_counts(tenancy.team, shared) == counted
     assert not [
         s for s in Session.objects.all() if s.get_decoded().get("_auth_user_id") == str(user.pk)
     ]
