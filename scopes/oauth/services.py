@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from urllib.parse import urlsplit
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Q
 from django.dispatch import receiver
 from django.utils.translation import gettext as _
 from oauth2_provider.models import AccessToken, Application, Grant, RefreshToken
@@ -17,6 +18,8 @@ from scopes.services import token_create
 from scopes.signals import account_erasing
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import DomainError
+
+SOURCE = Application.RegistrationSource
 
 
 def client_label(application: Application, redirect_uri: str) -> str:
@@ -65,7 +68,8 @@ def clients_of_account_erase(sender, user: AbstractBaseUser, **kwargs) -> None:
     """The OAuth clients only this person used go with their account: a client registers
     itself anonymously, but the name, redirect URIs and metadata it gave are what the person's
     agent chose (often their name or their machine's). A client someone else still holds a
-    grant or a token of stays."""
+    grant or a token of stays, and so does one staff registered in the admin (of another
+    user's, or of none)."""
     theirs = set(
         OAuthGrant.objects.filter(token__user=user).values_list("application_id", flat=True)
     )
@@ -84,4 +88,5 @@ def clients_of_account_erase(sender, user: AbstractBaseUser, **kwargs) -> None:
             .exclude(user=user)
             .values_list("application_id", flat=True)
         )
-    Application.objects.filter(id__in=theirs - shared).delete()
+    self_registered = Q(registration_source__in=[SOURCE.DCR, SOURCE.CIMD]) | Q(user=user)
+    Application.objects.filter(self_registered, id__in=theirs - shared).delete()
