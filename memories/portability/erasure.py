@@ -11,6 +11,8 @@ own rows of tasks that named an erased row (`memories.taskrows`) last.
 
 from __future__ import annotations
 
+import secrets
+
 from django.contrib.admin.models import LogEntry
 from django.contrib.auth.models import AbstractBaseUser
 from django.contrib.contenttypes.models import ContentType
@@ -25,10 +27,13 @@ from memories.models import (
     Chunk,
     Conflict,
     ConflictAction,
+    DailyVisitor,
     ExportJob,
     ExportTicket,
     IdempotencyRecord,
+    LastVisit,
     Memory,
+    MemoryUse,
     Provenance,
     PurgeRecord,
 )
@@ -39,6 +44,8 @@ from scopes.signals import account_erasing, scope_erasing
 from zeromemory.core.errors import ValidationFailed
 
 DELETED_USER = "a deleted user"
+# The prefix of the random names a deleted person's sessions and clients take in what is counted.
+ERASED_PREFIX = "erased-"
 
 _SCRUB_ACTIVITY = """
 UPDATE memories_activitylog SET
@@ -124,6 +131,55 @@ def scope_rows_erase(sender, scope: Scope, **kwargs) -> None:
     task_rows_forget()
 
 
+def _renamed(keys: set[str]) -> dict[str, str]:
+    return {key: f"{ERASED_PREFIX}{secrets.token_hex(8)}" for key in keys if key}
+
+
+def _rename_visitors(user: AbstractBaseUser) -> None:
+    """The person's conversation ids and client names, where the team keeps them to count
+    (reported uses, the insights' daily visitor and last-visit rows), take random names: each
+    still counts once, and nothing leads back to the person. A client name someone else's
+    reads still carry (a product's name, not theirs) stays."""
+    activity = ActivityLog.objects.filter(user=user)
+    sessions = {
+        *activity.values_list("conversation_id", flat=True),
+        *Provenance.objects.filter(created_by=user).values_list("conversation_id", flat=True),
+        *MemoryUse.objects.filter(used_by=user).values_list("conversation", flat=True),
+        *Chunk.objects.filter(user=user).values_list("conversation_id", flat=True),
+    }
+    clients = {
+        *activity.values_list("client_name", flat=True),
+        *Provenance.objects.filter(created_by=user).values_list("client_name", flat=True),
+        *Memory.objects.filter(created_by=user).values_list("agent_name", flat=True),
+        *Chunk.objects.filter(user=user).values_list("client", flat=True),
+    }
+    others = ActivityLog.objects.exclude(user=user)
+    clients -= set(others.filter(client_name__in=clients).values_list("client_name", flat=True))
+    sessions -= set(
+        others.filter(conversation_id__in=sessions).values_list("conversation_id", flat=True)
+    )
+    for key, name in _renamed(sessions).items():
+        for model in (DailyVisitor, LastVisit):
+            model.objects.filter(kind=DailyVisitor.SESSION, key=key).update(key=name)
+        MemoryUse.objects.filter(used_by=user, conversation=key).update(conversation=name)
+    for key, name in _renamed(clients).items():
+        for model in (DailyVisitor, LastVisit):
+            model.objects.filter(kind=DailyVisitor.CLIENT, key=key).update(key=name)
+
+
+def _unsign_challenges(user: AbstractBaseUser) -> None:
+    """A challenge joined to an open one is kept as "username: reason" in its text
+    (`memories.hygiene.review`): the reason stays, signed by a deleted user."""
+    signed = f"{user.get_username()}: "
+    for conflict in Conflict.objects.filter(rationale__contains=signed):
+        said = conflict.rationale.split("\n\n")
+        conflict.rationale = "\n\n".join(
+            f"{DELETED_USER}: {part.removeprefix(signed)}" if part.startswith(signed) else part
+            for part in said
+        )
+        conflict.save(update_fields=["rationale"])
+
+
 @receiver(account_erasing, dispatch_uid="memories_account_erasing")
 def account_rows_erase(
     sender, user: AbstractBaseUser, delete_shared_writes: bool = False, **kwargs
@@ -134,12 +190,17 @@ def account_rows_erase(
     writes = Provenance.objects.filter(created_by=user).exclude(
         memory__scope__kind=ScopeKind.PERSONAL
     )
+    memories = Memory.objects.filter(created_by=user).exclude(scope__kind=ScopeKind.PERSONAL)
     if delete_shared_writes:
-        erase_memories(
-            Memory.objects.filter(created_by=user).exclude(scope__kind=ScopeKind.PERSONAL)
-        )
+        erase_memories(memories)
         writes.delete()
-    writes.update(author_name=DELETED_USER)
+    _rename_visitors(user)
+    # Their writes, and writes an archive import attributed to them by name.
+    (writes | Provenance.objects.filter(author_name=user.get_username())).update(
+        author_name=DELETED_USER, client_name="", conversation_id="", source_path="", chunk_hash=""
+    )
+    memories.update(agent_name="")
+    _unsign_challenges(user)
     export_files_forget(ExportJob.objects.filter(user=user))
     Chunk.objects.filter(user=user).delete()
     task_rows_forget()

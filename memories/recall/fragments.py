@@ -22,9 +22,17 @@ AT_VERSION = (
 )
 # Not recalled, not confirmed (an absorbed write, an edit, a restore) and not written within
 # one half-life of its kind (`k`): the memory is marked stale in answers, never hidden.
+# Compared as ages in days, not as an instant a half-life before now: a half-life a staff member
+# set near its column's bound (2^31 - 1 days) is no instant PostgreSQL can represent.
 STALE = (
-    "greatest(m.created_at, m.confirmed_at, m.last_recalled_at)"
-    " < now() - make_interval(days => greatest(k.half_life_days, 1))"
+    "extract(epoch FROM now() - greatest(m.created_at, m.confirmed_at, m.last_recalled_at))"
+    " / 86400 > greatest(k.half_life_days, 1)"
 )
+# Decay stops after this many half-lives (0.5^100 ≈ 8e-31): a memory older than that ranks as if
+# it were that old. Unbounded, the power of a memory dated 1970 (20,000 days, half-life 14) is
+# below the smallest float8 and PostgreSQL raises an underflow instead of answering; the bound
+# also keeps the product with the fused score and the other factors far from it. The exponent is
+# bounded, never an error caught: any instant a row may hold gives a number.
+MAX_HALF_LIVES = 100
 # The kind's weight times its age decay, 0.5^(age / half-life), for a row `k` of the catalogue.
-DECAY = "k.weight * power(0.5, {age} / greatest(k.half_life_days, 1))"
+DECAY = f"k.weight * power(0.5, least({{age}} / greatest(k.half_life_days, 1), {MAX_HALF_LIVES}))"

@@ -15,13 +15,19 @@ reading the one-row-per-memory `MemoryUsage` table through a left join.
 
 from __future__ import annotations
 
+from memories.recall.fragments import MAX_HALF_LIVES
+
 MAX_EXTRA = 0.4
 USES_SCALE = 20.0
 HALF_LIFE_DAYS = 30.0
 
 JOIN = "LEFT JOIN memories_memoryusage u ON u.memory_id = {memory}"
+# The fade's exponent is bounded (`MAX_HALF_LIVES`): a last use dated 1970 or year 1 would
+# otherwise make the power underflow, and PostgreSQL answers an error. The uses' exponent is a
+# numeric (an integer over a decimal), which goes to 0 without an error, and stays NULL without
+# a usage row (LEAST and GREATEST skip NULLs: bounding it would give that memory a boost).
 BOOST = (
     f"(1 + {MAX_EXTRA} * coalesce((1 - exp(-u.uses / {USES_SCALE}))"
-    " * power(0.5, greatest(extract(epoch FROM now() - u.last_used_at)::float8 / 86400, 0)"
-    f" / {HALF_LIFE_DAYS}), 0))"
+    " * power(0.5, least(greatest(extract(epoch FROM now() - u.last_used_at)::float8 / 86400, 0)"
+    f" / {HALF_LIFE_DAYS}, {MAX_HALF_LIVES})), 0))"
 )

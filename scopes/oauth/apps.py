@@ -8,4 +8,5 @@ class OAuthConfig(AppConfig):
     verbose_name = _("OAuth sign-in of MCP clients")
 
     def ready(self) -> None:
-        from scopes.oauth import checks  # noqa: F401 - registers the deployment check
+        # The deployment check registers itself; the services receive the account erasure.
+        from scopes.oauth import checks, services  # noqa: F401

@@ -6,10 +6,21 @@ from django.db import connection
 from django.test import Client
 from rest_framework.test import APIClient
 
+from memories.insights.fold import insights_fold
+from memories.models import (
+    DailyVisitor,
+    LastVisit,
+    Memory,
+    MemoryUse,
+    Provenance,
+    SourceKind,
+)
 from memories.taskrows import task_rows
 from scopes.models import ApiToken
 from scopes.services import token_create
-from tests.factories import UserFactory
+from tests.factories import UserFactory, make_token
+from tests.mcp_inproc import call_tool
+from tests.oauth.flow import access_token, register
 from zeromemory.core.actor import Actor
 
 
@@ -115,3 +126,83 @@ def admin_shows(strings: set[str], marker: str) -> list[str]:
         client.get("/admin/auth/user/"),
     ]
     return [hit for page in pages for hit in leaks(page.content.decode(), strings)]
+
+
+# What names the person beside their username in what a team keeps: each one holds it.
+SOURCE_PATH = "/home/zqvictim/work/build.py"
+AGENT = "zqvictim-agent/1.0"
+CONVERSATION = "conv-zqvictim-1"
+OAUTH_CLIENT = "zqvictim's laptop agent"
+# Where each of them is kept (table.column), so the scan of a deletion must look there.
+TRACES = [
+    "memories_provenance.source_path",
+    "memories_provenance.client_name",
+    "memories_provenance.conversation_id",
+    "memories_provenance.author_name",
+    "memories_memory.agent_name",
+    "memories_memoryuse.conversation",
+    "memories_dailyvisitor.key",
+    "memories_lastvisit.key",
+    "oauth2_provider_application.name",
+    "memories_conflict.rationale",
+]
+
+
+def leave_traces_in_team(user, client, owner, team, owner_memory: str) -> str:
+    """What the person `user` (username zqvictim, `client` their token's client) leaves in the
+    team: a write naming their agent, file and conversation; reads from that agent and in that
+    conversation (REST and MCP); a use reported in it; a challenge joined to the owner's (signed
+    with their username); a write an archive import attributed to them; the day folded into the
+    insights (visitor and last-visit rows); an OAuth client registered with a name of theirs
+    that they signed in with. Returns the shared write's id."""
+    shared = ok(
+        client.post(
+            "/api/v1/memories",
+            {
+                "content": "The team builds with Bazel.",
+                "kind": "fact",
+                "scope": team.public_id,
+                "source_path": SOURCE_PATH,
+                "conversation_id": CONVERSATION,
+            },
+            format="json",
+            HTTP_USER_AGENT=AGENT,
+        )
+    )["id"]
+    read = {"query": "the team's build tool", "scopes": [team.public_id]}
+    ok(client.post("/api/v1/recall", read, format="json", HTTP_USER_AGENT=AGENT))
+    read["conversation_id"] = CONVERSATION
+    assert not call_tool(make_token(user), "recall", read).is_error
+    used = {"memory_ids": [shared], "conversation_id": CONVERSATION}
+    ok(client.post("/api/v1/memories/used", used, format="json", HTTP_USER_AGENT=AGENT))
+    challenged = f"/api/v1/memories/{owner_memory}/challenge"
+    ok(owner.post(challenged, {"reason": "It moved to Buck."}, format="json"))
+    ok(client.post(challenged, {"reason": "Only the old branch uses it."}, format="json"))
+    Provenance.objects.create(
+        memory=Memory.objects.get(public_id=owner_memory),
+        source_kind=SourceKind.IMPORT,
+        author_name=user.get_username(),
+        client_name=AGENT,
+        conversation_id=CONVERSATION,
+        source_path=SOURCE_PATH,
+    )
+    insights_fold()
+    oauth = register(client_name=OAUTH_CLIENT)["client_id"]
+    access_token(session_client(user), oauth, scopes=[team.public_id])
+    return shared
+
+
+def traces_in_team() -> list[str]:
+    """The places of `TRACES` the scan does not find the person's traces in."""
+    strings = {SOURCE_PATH, AGENT, CONVERSATION, OAUTH_CLIENT, "zqvictim"}
+    found = scan(keys={}, strings=strings)
+    return [place for place in TRACES if not any(f.startswith(f"{place} ") for f in found)]
+
+
+def team_counts(team, memory: str) -> tuple[int, int, int]:
+    """What the team's insights and usage count: visitor rows, last visits, uses of `memory`."""
+    return (
+        DailyVisitor.objects.filter(scope=team).count(),
+        LastVisit.objects.filter(scope=team).count(),
+        MemoryUse.objects.filter(memory__public_id=memory).count(),
+    )

@@ -18,7 +18,13 @@ from django_q.conf import Conf
 from django_q.models import OrmQ, Task
 from oauth2_provider.models import AccessToken
 
-from memories.models import Chunk, ExportJob, Memory, Provenance, PurgeRecord
+from memories.models import (
+    Chunk,
+    ExportJob,
+    Memory,
+    Provenance,
+    PurgeRecord,
+)
 from memories.portability.erasure import memory_purge
 from memories.taskrows import task_rows
 from scopes.models import Role, Scope
@@ -27,11 +33,14 @@ from tests.fakes.anthropic_api import tool_answer
 from tests.memories.canonical_support import ENGLISH, GERMAN
 from tests.memories.erasure_support import (
     admin_shows,
+    leave_traces_in_team,
     ok,
     scan,
     scan_tasks,
     session_client,
+    team_counts,
     token_client,
+    traces_in_team,
     visible_to,
 )
 
@@ -56,10 +65,10 @@ def queued(fake_anthropic, django_capture_on_commit_callbacks, monkeypatch, sett
 @pytest.fixture
 def victim(tenancy, kinds_seeded, queued, fake_anthropic):
     """A writer of the team with a personal scope full of things, tokens, an OAuth token, a
-    session, a failed sign-in, rate-limit counts, activity and idempotency records, and
-    django-q2 rows of tasks about them: a translation and a dashboard export that ran, an
-    extraction, a translation and an export still queued. The team's owner has a translation
-    queued too (it must stay)."""
+    session, a failed sign-in, rate-limit counts, activity and idempotency records, django-q2
+    rows of tasks about them (a translation and a dashboard export that ran, an extraction, a
+    translation and an export queued), and traces in the team (`leave_traces_in_team`). The
+    team's owner has a translation queued too (it must stay)."""
     user = UserFactory(username="zqvictim", password=PASSWORD)
     add_member(tenancy.team, user, Role.WRITER)
     client, token = token_client(user)
@@ -73,7 +82,7 @@ def victim(tenancy, kinds_seeded, queued, fake_anthropic):
     owner, _ = token_client(tenancy.owner)
     with queued():
         team_body = dict(body, content=GERMAN + " Im Team.", scope=tenancy.team.public_id)
-        ok(owner.post("/api/v1/memories", team_body, format="json"))
+        owner_memory = ok(owner.post("/api/v1/memories", team_body, format="json"))["id"]
     browser = session_client(user)
     with queued(sync=True):
         assert browser.post(f"/scopes/{personal}/exports/").status_code == 302
@@ -100,24 +109,14 @@ def victim(tenancy, kinds_seeded, queued, fake_anthropic):
                 format="json",
             )
         )
-    shared = ok(
-        client.post(
-            "/api/v1/memories",
-            {
-                "content": "The team builds with Bazel.",
-                "kind": "fact",
-                "scope": tenancy.team.public_id,
-            },
-            format="json",
-        )
-    )
     ok(client.post("/api/v1/recall", {"query": f"where is {MARKER}"}, format="json"))
+    shared = leave_traces_in_team(user, client, owner, tenancy.team, owner_memory)
     AccessToken.objects.create(
         user=user, token=f"oauth-{MARKER}", expires=timezone.now() + timedelta(hours=1)
     )
     Client().post("/login/", {"username": "zqvictim", "password": "wrong"})
     session_client(user).get("/api/v1/me")
-    return user, token, mine["id"], shared["id"]
+    return user, token, mine["id"], shared
 
 
 def test_account_deletion_leaves_no_row_and_the_team_keeps_its_memory(tenancy, victim, settings):
@@ -136,6 +135,8 @@ def test_account_deletion_leaves_no_row_and_the_team_keeps_its_memory(tenancy, v
         ExportJob.objects.filter(user=user).values_list("pk", flat=True)
     )
     assert scan(keys=keys, strings=strings), "the scan finds the account before it is deleted"
+    assert traces_in_team() == [], "each trace the team keeps is seeded"
+    counted = team_counts(tenancy.team, shared)
     # django-q2 holds tasks about the account, queued and finished, that a text scan misses.
     about = scan_tasks(keys=keys, strings=strings)
     for table, func in [
@@ -160,11 +161,12 @@ def test_account_deletion_leaves_no_row_and_the_team_keeps_its_memory(tenancy, v
     client, _ = token_client(user)
     assert client.delete("/api/v1/me", {"password": PASSWORD}, format="json").status_code == 403
     browser = session_client(user)
-    wrong = browser.delete("/api/v1/me", {"password": "nope"}, format="json")
-    assert wrong.status_code == 400
+    assert browser.delete("/api/v1/me", {"password": "no"}, format="json").status_code == 400
     assert browser.delete("/api/v1/me", {"password": PASSWORD}, format="json").status_code == 204
 
     assert scan(keys=keys, strings=strings) == []
+    # What the team counts stays counted: the sessions, clients and uses under new names.
+    assert team_counts(tenancy.team, shared) == counted
     assert not [
         s for s in Session.objects.all() if s.get_decoded().get("_auth_user_id") == str(user.pk)
     ]
