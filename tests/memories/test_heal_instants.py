@@ -1,5 +1,5 @@
 """The migration that heals instants stored before reads bounded their time arithmetic
-(`0023_heal_instants`): instants before 2000 become the scope's creation, future ones now, a
+(`0025_heal_instants`): instants before 2000 become the scope's creation, future ones now, a
 period never ends before it starts, and plausible instants are left as they were."""
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def _heal() -> None:
 
     editor = Editor()
     editor.connection = connection
-    importlib.import_module("memories.migrations.0023_heal_instants").heal(apps, editor)
+    importlib.import_module("memories.migrations.0025_heal_instants").heal(apps, editor)
 
 
 def test_heal_brings_stored_instants_into_what_the_server_could_have_seen(tenancy, kinds_seeded):

@@ -79,7 +79,7 @@ def heal(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("memories", "0022_cheaper_insights"),
+        ("memories", "0024_rules_and_insights_scoped"),
         ("scopes", "0001_initial"),
     ]
 
