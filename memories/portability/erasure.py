@@ -180,6 +180,15 @@ def _unsign_challenges(user: AbstractBaseUser) -> None:
         conflict.save(update_fields=["rationale"])
 
 
+def _unsign_claims(user: AbstractBaseUser) -> None:
+    """An archive's claim that the person wrote a memory (kept on the import's provenance row)
+    names the deleted user instead; the rest of the claim stays."""
+    for row in Provenance.objects.filter(claims__author__user=user.get_username()):
+        author = {**row.claims["author"], "user": DELETED_USER, "client": ""}
+        row.claims = {**row.claims, "author": author}
+        row.save(update_fields=["claims"])
+
+
 @receiver(account_erasing, dispatch_uid="memories_account_erasing")
 def account_rows_erase(
     sender, user: AbstractBaseUser, delete_shared_writes: bool = False, **kwargs
@@ -199,6 +208,7 @@ def account_rows_erase(
     (writes | Provenance.objects.filter(author_name=user.get_username())).update(
         author_name=DELETED_USER, client_name="", conversation_id="", source_path="", chunk_hash=""
     )
+    _unsign_claims(user)
     memories.update(agent_name="")
     _unsign_challenges(user)
     export_files_forget(ExportJob.objects.filter(user=user))

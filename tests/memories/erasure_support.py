@@ -10,16 +10,14 @@ from memories.insights.fold import insights_fold
 from memories.models import (
     DailyVisitor,
     LastVisit,
-    Memory,
     MemoryUse,
-    Provenance,
-    SourceKind,
 )
 from memories.taskrows import task_rows
 from scopes.models import ApiToken
 from scopes.services import token_create
 from tests.factories import UserFactory, make_token
 from tests.mcp_inproc import call_tool
+from tests.memories import archive_support as archives
 from tests.oauth.flow import access_token, register
 from zeromemory.core.actor import Actor
 
@@ -139,6 +137,7 @@ TRACES = [
     "memories_provenance.client_name",
     "memories_provenance.conversation_id",
     "memories_provenance.author_name",
+    "memories_provenance.claims",
     "memories_memory.agent_name",
     "memories_memoryuse.conversation",
     "memories_dailyvisitor.key",
@@ -170,22 +169,23 @@ def leave_traces_in_team(user, client, owner, team, owner_memory: str) -> str:
         )
     )["id"]
     read = {"query": "the team's build tool", "scopes": [team.public_id]}
-    ok(client.post("/api/v1/recall", read, format="json", HTTP_USER_AGENT=AGENT))
     read["conversation_id"] = CONVERSATION
+    ok(client.post("/api/v1/recall", read, format="json", HTTP_USER_AGENT=AGENT))
     assert not call_tool(make_token(user), "recall", read).is_error
     used = {"memory_ids": [shared], "conversation_id": CONVERSATION}
     ok(client.post("/api/v1/memories/used", used, format="json", HTTP_USER_AGENT=AGENT))
     challenged = f"/api/v1/memories/{owner_memory}/challenge"
     ok(owner.post(challenged, {"reason": "It moved to Buck."}, format="json"))
     ok(client.post(challenged, {"reason": "Only the old branch uses it."}, format="json"))
-    Provenance.objects.create(
-        memory=Memory.objects.get(public_id=owner_memory),
-        source_kind=SourceKind.IMPORT,
-        author_name=user.get_username(),
-        client_name=AGENT,
-        conversation_id=CONVERSATION,
-        source_path=SOURCE_PATH,
+    claimed = {"author": user.get_username(), "client": AGENT, "conversation": CONVERSATION}
+    row = {"source": "remember", "path": SOURCE_PATH, "created": archives.CLAIMED, **claimed}
+    data = archives.one(
+        content="The nightly job rotates the staging keys.",
+        author={"kind": "agent", "client": AGENT, "user": user.get_username()},
+        provenance=[row],
     )
+    imported = archives.post(owner, team.public_id, data)
+    assert imported.status_code == 200, imported.content
     insights_fold()
     oauth = register(client_name=OAUTH_CLIENT)["client_id"]
     access_token(session_client(user), oauth, scopes=[team.public_id])
