@@ -9,7 +9,7 @@
 //    "calls": [{"outcome": "result", "isError": false, "text": "...", "structured": true},
 //              {"outcome": "thrown", "message": "MCP error -32602: ..."}, ...]}
 // in the order of the plan. A call the SDK throws on is reported, never fatal: the pytest side
-// (tests/memories/test_mcp_typescript.py) names the tool that failed and how.
+// (tests/memories/mcp_ts_support.py, test_mcp.py) names the tool that failed and how.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
