@@ -30,8 +30,15 @@ browser-deps:
 cluster-deps:
 	@sh scripts/cluster-deps.sh
 
+# The official TypeScript MCP SDK for the suite's harness, as its lock pins it (node 20 and npm).
+MCP_TS := tests/mcp_ts
+$(MCP_TS)/node_modules: $(MCP_TS)/package.json $(MCP_TS)/package-lock.json
+	@command -v npm >/dev/null || { echo "npm is missing: install Node.js 20+ with npm (apt-get install nodejs npm), then run make test again." >&2; exit 1; }
+	cd $(MCP_TS) && npm ci --no-audit --no-fund
+	touch $@
+
 # The whole test suite on the embedded database (and the reduced cluster drill, as root).
-test: browser-deps cluster-deps $(VENV)/.dev-installed
+test: browser-deps cluster-deps $(VENV)/.dev-installed $(MCP_TS)/node_modules
 	$(PY) -m pytest
 
 lint: $(VENV)/.dev-installed

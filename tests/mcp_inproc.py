@@ -12,6 +12,7 @@ is idle for its duration, and nothing else of the server is changed.
 
 from __future__ import annotations
 
+import json
 from contextlib import ExitStack
 from typing import Any
 from unittest import mock
@@ -69,5 +70,11 @@ def tool_names() -> list[str]:
 
 
 def structured(result: CallToolResult) -> dict[str, Any]:
+    """The answer's structured content; for a tool error, the error envelope of its text (an
+    error carries no structured content: clients check that against the output schema)."""
+    if result.is_error:
+        assert result.structured_content is None, result.structured_content
+        [block] = result.content
+        return json.loads(block.text)
     assert result.structured_content is not None, result.content
     return result.structured_content

@@ -11,7 +11,9 @@ The actor is the token's user on surface "mcp", with the client name from the cl
 MCP client sent when it connected (never from a tool argument); the services log the activity
 with both. Answers are structured content plus the same JSON as a text block. Failures are tool
 errors (`isError`) with the stable code of the API contract and a message a model can act on;
-never a traceback.
+never a traceback. An error is the envelope as its text block alone: a client checks any
+structured content against the tool's output schema (the TypeScript SDK throws on a mismatch
+instead of handing the result to its agent), and the envelope is no answer of the tool.
 """
 
 from __future__ import annotations
@@ -65,8 +67,7 @@ def ok_result(data: dict[str, Any]) -> CallToolResult:
 
 
 def error_result(code: str, message: str, details: Any = None) -> CallToolResult:
-    body = error_body(code, message, details)
-    return CallToolResult(content=_text(body), structured_content=body, is_error=True)
+    return CallToolResult(content=_text(error_body(code, message, details)), is_error=True)
 
 
 def client_name(ctx: Context) -> str:

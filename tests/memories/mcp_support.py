@@ -25,6 +25,7 @@ from mcp_types import CallToolResult, Implementation
 from memories.mcp.contract import DESCRIPTIONS
 from memories.services.remember import RememberInput, memory_remember
 from tests.helpers import child_env
+from tests.mcp_inproc import structured
 from zeromemory.core.actor import Actor
 
 BASE_DIR = Path(settings.BASE_DIR)
@@ -110,10 +111,12 @@ def over_http(
 
 
 def answer(result: CallToolResult) -> dict[str, Any]:
-    """The structured content, checked against the JSON text block that repeats it."""
-    assert result.structured_content is not None
+    """The structured content, checked against the JSON text block that repeats it; for a tool
+    error, the error envelope that is its only text block."""
+    if result.is_error:
+        return structured(result)
     [block] = result.content
-    assert json.loads(block.text) == result.structured_content
+    assert json.loads(block.text) == structured(result)
     return result.structured_content
 
 

@@ -1,10 +1,11 @@
 """The MCP surface, driven by the mcp SDK's own client: over streamable HTTP against a live
 uvicorn serving `zeromemory.asgi:application` (the same app `make run` serves), and over stdio
-against `manage.py mcp_stdio`.
+against `manage.py mcp_stdio`; and by the official TypeScript SDK over the same live server.
 
 The server runs in another process and sees only committed data, hence the transactional tests.
 """
 
+import json
 from typing import Any
 
 import anyio
@@ -12,7 +13,7 @@ import pytest
 from mcp import ClientSession
 from mcp_types import CallToolResult
 
-from memories.models import ActivityLog, Memory, Provenance
+from memories.models import ActivityLog, Conflict, ConflictStatus, Memory, Provenance
 from scopes.models import ScopeKind
 from scopes.services import token_create, token_revoke
 from tests.factories import make_token
@@ -26,6 +27,7 @@ from tests.memories.mcp_support import (
     post_tools_call,
     remember_directly,
 )
+from tests.memories.mcp_ts_support import OK, step, typescript_sdk_failures
 from zeromemory.core.actor import Actor
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -260,3 +262,63 @@ def test_bad_arguments_answer_validation_failed(server, tenancy, kinds_seeded):
     assert "kind" in answer(seen["missing"])["error"]["details"]
     assert "k" in answer(seen["k"])["error"]["details"]
     assert not Memory.objects.exists()
+
+
+def test_every_tool_answers_and_fails_readably_through_the_typescript_sdk(
+    server, tenancy, kinds_seeded
+):
+    team = tenancy.team.public_id
+    kept = remember_directly(tenancy.owner, "Deploys go through the staging cluster.", team)
+    one = remember_directly(tenancy.owner, "Lint runs on every push to main.", team)
+    other = remember_directly(tenancy.owner, "Every push to main runs the linter.", team)
+    pair = Conflict.objects.create(
+        scope=tenancy.team,
+        memory_a=Memory.objects.get(public_id=one),
+        memory_b=Memory.objects.get(public_id=other),
+        status=ConflictStatus.OPEN,
+    )
+    tokens = {
+        "owner": make_token(tenancy.owner),
+        "reader": make_token(tenancy.reader),
+        "outsider": make_token(tenancy.outsider),
+    }
+    # Run in this order: each tool once to succeed (OK) and once to fail with the code named.
+    calls = [
+        step("list_scopes", "owner", OK),
+        step("list_scopes", "owner", "validation_failed", colour="red"),
+        step("remember", "owner", OK, content="Releases ship Mondays.", kind="fact", scope=team),
+        step("remember", "reader", "forbidden", content="A reader's try.", kind="fact", scope=team),
+        step("recall", "owner", OK, query="staging cluster deploys", scopes=[team]),
+        step("recall", "owner", "validation_failed", query=5),
+        step("build_context", "owner", OK, topic="deploys", max_tokens=500),
+        step("build_context", "owner", "validation_failed", topic="deploys", max_tokens="lots"),
+        step("briefing", "owner", OK, max_tokens=500),
+        step("briefing", "outsider", "not_found", scopes=[team]),
+        step("history", "owner", OK, memory_id=kept),
+        step("history", "owner", "not_found", memory_id="mem_doesnotexist"),
+        step("forget", "owner", OK, memory_id=kept, reason="Moved to the new cluster."),
+        step("forget", "reader", "forbidden", memory_id=one, reason="Trying."),
+        step("restore", "owner", OK, memory_id=kept),
+        step("restore", "outsider", "not_found", memory_id=kept),
+        step("ingest", "owner", OK, content="user: the vault moved.", scope=team),
+        step("ingest", "reader", "forbidden", content="user: a reader's chunk.", scope=team),
+        step("list_conflicts", "owner", OK, scope=team),
+        step("list_conflicts", "reader", "forbidden", scope=team),
+        step("resolve_conflict", "owner", OK, conflict_id=pair.public_id, action="keep_both"),
+        step("resolve_conflict", "owner", "not_found", conflict_id="cfl_nope", action="keep_both"),
+        step("challenge", "owner", OK, memory_id=one, reason="It runs on pull requests too."),
+        step("challenge", "outsider", "not_found", memory_id=one, reason="Not mine."),
+        step("export_memories", "owner", OK, scopes=[team]),
+        step("export_memories", "reader", "forbidden", scopes=[team]),
+        step("mark_used", "owner", OK, memory_ids=[kept], conversation_id="ts-1"),
+        step("mark_used", "outsider", "not_found", memory_ids=[kept]),
+        step("session_receipt", "owner", OK, conversation_id="ts-1"),
+        step("session_receipt", "owner", "validation_failed", conversation_id=12),
+    ]
+    assert {c["tool"] for c in calls if c["expect"] == OK} == TOOLS  # each tool succeeds once
+    assert {c["tool"] for c in calls if c["expect"] != OK} == TOOLS  # and fails once
+
+    seen = typescript_sdk_failures(server, tokens, calls)
+
+    assert set(seen["tools"]["owner"]) == TOOLS
+    assert not seen["problems"], json.dumps(seen["problems"], indent=1)

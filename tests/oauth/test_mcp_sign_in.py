@@ -25,6 +25,7 @@ from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
 
+from tests.mcp_inproc import structured
 from tests.oauth.e2e_support import Callback, in_chromium, self_signed, serve_document
 from tests.served import Served, free_port
 
@@ -111,7 +112,7 @@ async def sign_in_and_work(base: str, ids: dict, *, document_url: str | None) ->
                     {"content": f"Deploys run on Fridays ({key}).", "kind": "fact", "scope": scope},
                 )
                 found = await session.call_tool("recall", {"query": "deploys", "scopes": [scope]})
-                outcome[key] = (wrote.structured_content, found.structured_content)
+                outcome[key] = (structured(wrote), structured(found))
     finally:
         callback.close()
     outcome["client_id"] = storage.client.client_id
