@@ -7,9 +7,9 @@ Django's ASGI handler, and each thread keeps its own database connection. MCP is
 event loop itself.
 """
 
-import io
 import os
 import re
+import tempfile
 
 from a2wsgi import WSGIMiddleware
 from django.conf import settings
@@ -18,18 +18,33 @@ from django.core.wsgi import get_wsgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "zeromemory.settings")
 
 
+# The one route that takes more than ZM_MAX_BODY_BYTES: an archive import, up to its own limit.
+ARCHIVE_IMPORT = re.compile(r"/api/v1/scopes/[^/]+/import-export/?")
+
+
+def body_limit(path: str) -> int:
+    if ARCHIVE_IMPORT.fullmatch(path):
+        return settings.IMPORT_MAX_BYTES
+    return settings.MAX_BODY_BYTES
+
+
 def with_chunked_bodies(app):
     """Django reads a request body by its Content-Length, and a chunked request has none, so its
-    body would read as empty. Here it is read first (at most ZM_MAX_BODY_BYTES + 1 bytes, so the
-    parser still refuses one that is too large) and given its length."""
-    limit = settings.MAX_BODY_BYTES + 1
+    body would read as empty. Here it is read first into a temporary file (in memory while small),
+    at most the path's limit + 1 bytes so that the parser still refuses one that is too large, and
+    given its length."""
 
     def application(environ, start_response):
         chunked = "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower()
         if chunked and not environ.get("CONTENT_LENGTH"):
-            body = environ["wsgi.input"].read(limit)
-            environ["CONTENT_LENGTH"] = str(len(body))
-            environ["wsgi.input"] = io.BytesIO(body)
+            left = body_limit(environ.get("PATH_INFO", "")) + 1
+            body = tempfile.SpooledTemporaryFile(max_size=settings.MAX_BODY_BYTES + 1)  # noqa: SIM115
+            while left > 0 and (piece := environ["wsgi.input"].read(min(left, 1_048_576))):
+                body.write(piece)
+                left -= len(piece)
+            environ["CONTENT_LENGTH"] = str(body.tell())
+            body.seek(0)
+            environ["wsgi.input"] = body
         return app(environ, start_response)
 
     return application
@@ -50,14 +65,6 @@ embed_query("warm up")
 from memories.mcp.http import with_mcp  # noqa: E402
 from zeromemory.core.body_limit import BodyLimit  # noqa: E402
 
-# The one route that takes more than ZM_MAX_BODY_BYTES: an archive import, up to its own limit.
-ARCHIVE_IMPORT = re.compile(r"/api/v1/scopes/[^/]+/import-export/?")
-
-
-def body_limit(path: str) -> int:
-    if ARCHIVE_IMPORT.fullmatch(path):
-        return settings.IMPORT_MAX_BYTES
-    return settings.MAX_BODY_BYTES
-
-
-application = BodyLimit(with_mcp(django_application), body_limit)
+application = BodyLimit(
+    with_mcp(django_application), body_limit, hold_at_most=settings.MAX_BODY_BYTES
+)

@@ -54,9 +54,9 @@ def raw_file(front_matter: str, body: str = TEXT) -> bytes:
     return f"---\n{front_matter}---\n{body}".encode()
 
 
-def archive(files: dict[str, bytes]) -> bytes:
+def archive(files: dict[str, bytes], compression: int = zipfile.ZIP_DEFLATED) -> bytes:
     buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as out:
+    with zipfile.ZipFile(buffer, "w", compression) as out:
         for name, body in files.items():
             out.writestr(name, body)
         manifest = {

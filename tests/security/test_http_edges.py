@@ -5,12 +5,14 @@ a 413 envelope the sender can read."""
 
 from __future__ import annotations
 
+import random
 import re
 import subprocess
 import sys
 import time
 import urllib.error
 import urllib.request
+import zipfile
 
 import httpx2
 import pytest
@@ -18,6 +20,7 @@ import requests
 
 from tests.factories import make_token
 from tests.helpers import child_env
+from tests.memories import archive_support as archives
 from tests.memories.mcp_support import BASE_DIR, free_port, stop
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -124,6 +127,36 @@ def test_a_body_over_the_limit_gets_a_413_the_client_reads(web, tenancy, path, o
     with httpx2.Client(timeout=60) as client:  # the connection stays usable afterwards
         too_large(client.post(f"{web}{path}", content=body, headers=headers))
         assert client.get(f"{web}/healthz").status_code in (200, 503)
+
+
+def test_a_chunked_archive_import_may_pass_the_ordinary_limit(web, tenancy, kinds_seeded):
+    """An archive import takes more than ZM_MAX_BODY_BYTES, chunked too (read into a file)."""
+    words = [f"w{n}x" for n in range(500)]
+    text = " ".join(random.Random(7).choice(words) for _ in range(2_000))
+    rows = [
+        {"source": "remember", "written_text": text, "created": archives.CLAIMED}
+        for _ in range(LIMIT // len(text) + 20)
+    ]
+    data = archives.archive(
+        {archives.path_of(): archives.memory_bytes(provenance=rows)}, zipfile.ZIP_STORED
+    )
+    assert len(data) > LIMIT
+
+    def chunks():
+        for at in range(0, len(data), 65_536):
+            yield data[at : at + 65_536]
+
+    answer = httpx2.post(
+        f"{web}/api/v1/scopes/{tenancy.team.public_id}/import-export",
+        content=chunks(),
+        headers={
+            "Authorization": f"Bearer {make_token(tenancy.owner)}",
+            "Content-Type": "application/zip",
+        },
+        timeout=60,
+    )
+    assert answer.request.headers.get("transfer-encoding") == "chunked"
+    assert answer.status_code == 200, answer.text
 
 
 def test_a_chunked_body_over_the_limit_gets_a_413(web, tenancy):

@@ -6,7 +6,8 @@ sees a broken pipe instead of the answer. So a body over the limit is read to it
 dropped (at most `DRAIN_BYTES` of it; past that the connection is closed, as any server would),
 then answered. A client that asked `Expect: 100-continue` is answered at once: it sends nothing
 more. A chunked body (no Content-Length) is held until it ends or passes the limit, so the
-application behind never starts on a body it would have to refuse half-way.
+application behind never starts on a body it would have to refuse half-way; only bodies of the
+ordinary limit are held, before anyone has signed in, never an archive import's.
 """
 
 from __future__ import annotations
@@ -30,11 +31,13 @@ def _header(scope: dict, name: bytes) -> str | None:
 
 
 class BodyLimit:
-    """ASGI middleware: `limit_for(path)` is the largest body a path takes."""
+    """ASGI middleware: `limit_for(path)` is the largest body a path takes; a chunked body is
+    held in memory only where that is at most `hold_at_most` bytes."""
 
-    def __init__(self, app, limit_for: Callable[[str], int]) -> None:
+    def __init__(self, app, limit_for: Callable[[str], int], *, hold_at_most: int) -> None:
         self.app = app
         self.limit_for = limit_for
+        self.hold_at_most = hold_at_most
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http":
@@ -53,7 +56,10 @@ class BodyLimit:
                 drained = await self._drain(receive, declared)
             await self._refuse(send, limit, close=not drained)
             return
-        if "chunked" not in (_header(scope, b"transfer-encoding") or "").lower():
+        chunked = "chunked" in (_header(scope, b"transfer-encoding") or "").lower()
+        if not chunked or limit > self.hold_at_most:
+            # A route that takes more than what is held here (an archive import) reads its own
+            # chunked body into a temporary file and refuses it past its limit.
             await self.app(scope, receive, send)
             return
         held, size = [], 0
