@@ -83,6 +83,9 @@ IMPORT_MAX_VERSIONS = env_int("ZM_IMPORT_MAX_VERSIONS", 100, minimum=1)
 # Characters of memory text one import request (REST, dashboard) may embed: what a remember
 # batch of 100 items may (manage.py import_export has no such budget).
 IMPORT_MAX_EMBED_CHARS = env_int("ZM_IMPORT_MAX_EMBED_CHARS", 1_600_000, minimum=1000)
+# Bytes one import request (REST) may decompress to in all: every text of an archive is parsed
+# and written inside the request, not only what is embedded.
+IMPORT_MAX_REQUEST_BYTES = env_int("ZM_IMPORT_MAX_REQUEST_BYTES", 32 * 1_048_576, minimum=1024)
 
 # Rules: a convention, decision, gotcha or preference that agents report using (mark_used) in
 # this many distinct conversations becomes a rule candidate for its scope's admins.

@@ -86,7 +86,7 @@ class ImportExportView(APIView):
             declared=int(declared) if declared and declared.isdigit() else None,
         )
         with upload:
-            archive = read_archive(upload)
+            archive = read_archive(upload, max_total=settings.IMPORT_MAX_REQUEST_BYTES)
         result = archive_import(
             actor=actor,
             scope=scope,

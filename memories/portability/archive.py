@@ -67,7 +67,7 @@ def _read(archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: list[int]) ->
     return data
 
 
-def _check_entries(archive: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
+def _check_entries(archive: zipfile.ZipFile, max_total: int) -> list[zipfile.ZipInfo]:
     infos = archive.infolist()
     if len(infos) > MAX_ENTRIES:
         raise BadArchive(_("The archive holds too many files."))
@@ -87,7 +87,7 @@ def _check_entries(archive: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
         if info.file_size > 1024 and info.file_size > MAX_RATIO * max(info.compress_size, 1):
             raise BadArchive(_("%(p)s is compressed beyond any text's ratio.") % {"p": name})
         total += info.file_size
-    if total > settings.IMPORT_MAX_TOTAL_BYTES:
+    if total > max_total:
         raise BadArchive(_("The archive decompresses to more than the limit."))
     if fmt.MANIFEST not in seen:
         raise BadArchive(_("The archive has no manifest.json."))
@@ -150,15 +150,17 @@ def _parse(path: str, data: bytes) -> Any:
         raise _refused(path, exc) from None
 
 
-def read_archive(upload: IO[bytes]) -> Archive:
-    """The archive in `upload` (a seekable file), checked whole, or `BadArchive`."""
+def read_archive(upload: IO[bytes], *, max_total: int | None = None) -> Archive:
+    """The archive in `upload` (a seekable file), checked whole, or `BadArchive`; `max_total`
+    bounds what it decompresses to (`ZM_IMPORT_MAX_TOTAL_BYTES` when not given)."""
+    max_total = settings.IMPORT_MAX_TOTAL_BYTES if max_total is None else max_total
     try:
         archive = zipfile.ZipFile(upload)
     except (zipfile.BadZipFile, OSError, ValueError):
         raise BadArchive(_("The upload is not a zip archive.")) from None
     with archive:
-        infos = _check_entries(archive)
-        budget = [settings.IMPORT_MAX_TOTAL_BYTES]
+        infos = _check_entries(archive, max_total)
+        budget = [max_total]
         try:
             by_name = {info.filename: info for info in infos}
             manifest = _manifest(_read(archive, by_name.pop(fmt.MANIFEST), budget))

@@ -117,6 +117,17 @@ def test_a_request_embeds_at_most_its_budget(tenancy, writer, tmp_path):
     assert memory.author_kind == "human" and memory.created_by == tenancy.writer
 
 
+def test_a_request_parses_at_most_its_bytes(tenancy, writer):
+    """Every text of an archive is parsed and written in the request, not only what is embedded:
+    provenance that embeds nothing still counts against the request's bytes."""
+    row = {"source": "remember", "written_text": "Said in review. " * 300, "created": CLAIMED}
+    data = one(memory_bytes(provenance=[row] * 4))
+    with override_settings(IMPORT_MAX_REQUEST_BYTES=8192):
+        refused(post(writer, tenancy.team.public_id, data), "decompresses to more")
+    assert not Memory.objects.exists()
+    assert post(writer, tenancy.team.public_id, data).status_code == 200
+
+
 def test_the_command_refuses_what_rest_refuses(tenancy, kinds_seeded, tmp_path):
     path = tmp_path / "secret.zip"
     path.write_bytes(one(memory_bytes(f"The deploy key id is {AWS_KEY}.")))
