@@ -125,6 +125,8 @@ def _parse(path: str, data: bytes) -> Any:
             refuse_unstorable(items)
             conflicts = [ConflictIn.model_validate(item) for item in items]
             for conflict in conflicts:
+                if len(conflict.rationale) > settings.MAX_MEMORY_CHARS:
+                    raise ValueError(f"{conflict.id}.rationale is longer than a memory may be")
                 refuse_secrets({f"{conflict.id}.rationale": conflict.rationale})
             return conflicts
         fields, body = fmt.split_memory_file(data)

@@ -15,7 +15,7 @@ _PATTERNS = [
     # Addresses to fetch from or send to.
     r"\b(?:https?|ftps?|sftp|ssh|file|git|s3|gs|wss?)://",
     r"\bwww\.[a-z0-9-]+\.",
-    r"\b[\w.+-]+@[\w-]+\.[\w.-]+",
+    r"\b[\w.+-]{1,64}@[\w-]{1,63}\.[\w.-]",
     # Commands that fetch or run.
     r"\b(?:curl|wget|iwr|invoke-webrequest|invoke-expression|iex|scp|rsync|nc|netcat|ncat)\b",
     r"\|\s*(?:sudo\s+)?(?:ba|z|da|k|c|tc|fi)?sh\b",
@@ -25,7 +25,7 @@ _PATTERNS = [
     # Words that tell an agent to run, fetch or send.
     r"\b(?:run|execute|exec|launch|source|invoke)\b(?:\s+[\w./-]+){0,3}?\s+"
     r"(?:script|command|binary|installer|snippet|payload)s?\b",
-    r"\b[\w./-]+\.(?:sh|bash|ps1|bat|cmd|exe)\b",
+    r"\b[\w./-]{1,255}\.(?:sh|bash|ps1|bat|cmd|exe)\b",
     r"\b(?:download|fetch|upload|exfiltrate|transmit|forward)\w*\b",
     r"\b(?:send|post|push|report|submit|copy|share|leak)\w*\b[^.\n]{0,60}?\b(?:to|into)\b"
     r"[^.\n]{0,40}?(?:\burl\b|\bendpoint\b|\bserver\b|\bwebhook\b|\bhost\b|\baddress\b|"

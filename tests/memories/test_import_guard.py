@@ -78,6 +78,9 @@ def test_malformed_review_queue_answers_400_naming_it(tenancy, writer):
     body = json.dumps([conflict]).encode()  # JSON escapes the surrogate: \ud800
     files = {path_of(): memory_bytes(), fmt.CONFLICTS: body}
     refused(post(writer, tenancy.team.public_id, archive(files)), fmt.CONFLICTS)
+    long = json.dumps([{**conflict, "rationale": "Too long. " * 2000}]).encode()
+    files = {path_of(): memory_bytes(), fmt.CONFLICTS: long}
+    refused(post(writer, tenancy.team.public_id, archive(files)), fmt.CONFLICTS, "longer")
     deep = {path_of(): memory_bytes(), fmt.CONFLICTS: b"[" * 5000 + b"]" * 5000}
     refused(post(writer, tenancy.team.public_id, archive(deep)), fmt.CONFLICTS)
 
