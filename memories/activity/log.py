@@ -147,23 +147,42 @@ WHERE a.user_id = %(user)s AND a.token_id IS NOT DISTINCT FROM %(token)s
   AND e.item ->> 'id' = ANY(%(ids)s)
 """
 
+# The same when no conversation is named: among this credential's most recent reads without one
+# (the user's newest rows first, through `activity_user_recent`), never all of them.
+_SERVED_RECENTLY = """
+SELECT DISTINCT e.item ->> 'id'
+FROM (
+  SELECT a.results FROM memories_activitylog a
+  WHERE a.user_id = %(user)s AND a.token_id IS NOT DISTINCT FROM %(token)s
+    AND a.conversation_id = '' AND a.operation = ANY(%(reads)s) AND a.outcome <> 'error'
+    AND jsonb_typeof(a.results) = 'array'
+  ORDER BY a.public_id DESC LIMIT %(recent)s
+) a CROSS JOIN LATERAL jsonb_array_elements(a.results) AS e(item)
+WHERE e.item ->> 'id' = ANY(%(ids)s)
+"""
+# How many reads without a conversation id a `mark_used` without one looks back on.
+RECENT_READS = 100
+
 
 def served_in_conversation(
     *, actor: Actor, conversations: Sequence[str], public_ids: Sequence[str]
 ) -> set[str]:
     """Which of these memory ids a recall, build_context or briefing answered to this actor
-    (the same user through the same credential) in one of these conversation ids."""
+    (the same user through the same credential) in one of these conversation ids, or, when none
+    is named, in one of its `RECENT_READS` latest reads without a conversation id."""
     if not public_ids:
         return set()
+    named = [c for c in dict.fromkeys(conversations) if c]
     params = {
         "user": actor.user.pk,
         "token": actor.token.pk if actor.token is not None else None,
-        "conversations": list(dict.fromkeys(conversations)),
+        "conversations": named,
         "reads": list(READ_OPERATIONS),
         "ids": list(dict.fromkeys(public_ids)),
+        "recent": RECENT_READS,
     }
     with connection.cursor() as cursor:
-        cursor.execute(_SERVED, params)
+        cursor.execute(_SERVED if named else _SERVED_RECENTLY, params)
         return {row[0] for row in cursor.fetchall()}
 
 

@@ -98,6 +98,10 @@ def test_mark_used_counts_only_what_was_served_to_the_same_caller_in_that_conver
     )
     assert result["counted"] == [convention.public_id]
     assert MemoryUsage.objects.get(memory=convention).uses == 2
+    # With no conversation named: only what a recent read without one served.
+    assert used(writer, [convention.public_id], None)["counted"] == []
+    assert convention.public_id in briefed(writer, "")
+    assert used(writer, [convention.public_id], None)["counted"] == [convention.public_id]
 
 
 def _ratio(tenancy, team_copy, own_copy) -> float:
