@@ -12,6 +12,7 @@ own rows of tasks that named an erased row (`memories.taskrows`) last.
 from __future__ import annotations
 
 import secrets
+from typing import Any
 
 from django.contrib.admin.models import LogEntry
 from django.contrib.auth.models import AbstractBaseUser
@@ -131,8 +132,21 @@ def scope_rows_erase(sender, scope: Scope, **kwargs) -> None:
     task_rows_forget()
 
 
-def _renamed(keys: set[str]) -> dict[str, str]:
-    return {key: f"{ERASED_PREFIX}{secrets.token_hex(8)}" for key in keys if key}
+def _rename(model, column: str, keys: set[str], salt: str, **where: Any) -> None:
+    """One UPDATE: each of `keys` in `column` (and `where`) becomes the erased prefix and a
+    name drawn from the key and this erasure's random salt, the same name in every table."""
+    keys = {key for key in keys if key}
+    if not keys:
+        return
+    table = model._meta.db_table
+    column = model._meta.get_field(column).column
+    conditions = "".join(f' AND "{model._meta.get_field(f).column}" = %s' for f in where)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f'UPDATE "{table}" SET "{column}" = %s || left(md5("{column}" || %s), 16) '  # noqa: S608
+            f'WHERE "{column}" = ANY(%s){conditions}',
+            [ERASED_PREFIX, salt, sorted(keys), *where.values()],
+        )
 
 
 def _rename_visitors(user: AbstractBaseUser) -> None:
@@ -158,13 +172,11 @@ def _rename_visitors(user: AbstractBaseUser) -> None:
     sessions -= set(
         others.filter(conversation_id__in=sessions).values_list("conversation_id", flat=True)
     )
-    for key, name in _renamed(sessions).items():
-        for model in (DailyVisitor, LastVisit):
-            model.objects.filter(kind=DailyVisitor.SESSION, key=key).update(key=name)
-        MemoryUse.objects.filter(used_by=user, conversation=key).update(conversation=name)
-    for key, name in _renamed(clients).items():
-        for model in (DailyVisitor, LastVisit):
-            model.objects.filter(kind=DailyVisitor.CLIENT, key=key).update(key=name)
+    salt = secrets.token_hex(16)
+    for model in (DailyVisitor, LastVisit):
+        _rename(model, "key", sessions, salt, kind=DailyVisitor.SESSION)
+        _rename(model, "key", clients, salt, kind=DailyVisitor.CLIENT)
+    _rename(MemoryUse, "conversation", sessions, salt, used_by=user.pk)
 
 
 def _unsign_challenges(user: AbstractBaseUser) -> None:
