@@ -1,9 +1,11 @@
 """Fetching a client ID metadata document: django-oauth-toolkit's guarded fetcher.
 
-The toolkit's fetcher takes https URLs only, refuses hosts that resolve to any loopback,
-private, link-local or otherwise non-public address (before a connection is opened), connects to
-the address it checked (no second lookup, so DNS rebinding cannot move it), follows no redirect
-and stops at the size and time limits. Where this server runs (ZM_PUBLIC_URL) changes none of
+The toolkit's rules, with a stricter address check: https URLs only; a host that resolves to any
+loopback, private, link-local or otherwise non-public address (the toolkit's judgement, and IPv6
+forms it would let through, such as IPv4-compatible addresses and the local NAT64 prefix) is
+refused before a connection is opened; the connection goes to the address checked (no second
+lookup, so DNS rebinding cannot move it), follows no redirect and stops at the size and time
+limits. Where this server runs (ZM_PUBLIC_URL) changes none of
 that. The one exception is the operator's: the exact https origins in ZM_OAUTH_CIMD_ALLOW_ORIGINS
 may be fetched whatever they resolve to, still over https with a verified certificate, and still
 at the address resolved once.
@@ -11,6 +13,7 @@ at the address resolved once.
 
 from __future__ import annotations
 
+import ipaddress
 import socket
 import ssl
 import time
@@ -35,6 +38,25 @@ def allowed_origin(parts: SplitResult) -> bool:
     }
 
 
+# IPv6 forms that embed or stand for an address the toolkit's check would judge public although
+# it may lead inside: IPv4-compatible (::/96) and IPv4-translated (::ffff:0:0:0/96) addresses, the
+# local-use NAT64 prefix (RFC 8215) and the deprecated site-local range.
+_INSIDE_V6 = [
+    ipaddress.IPv6Network(net)
+    for net in ("::/96", "::ffff:0:0:0/96", "64:ff9b:1::/48", "fec0::/10")
+]
+
+
+def is_public(ip: str) -> bool:
+    """The toolkit's judgement, and none of the IPv6 forms above."""
+    if not cimd._ip_is_public(ip):
+        return False
+    address = ipaddress.ip_address(ip)
+    return not (
+        isinstance(address, ipaddress.IPv6Address) and any(address in n for n in _INSIDE_V6)
+    )
+
+
 def _addresses(host: str, port: int) -> list[str]:
     try:
         infos = socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP)
@@ -56,14 +78,18 @@ class Fetcher(cimd.SafeMetadataFetcher):
 
     def _fetch(self, client_id):
         parsed = cimd._validate_client_id_url(client_id)
-        if not allowed_origin(urlsplit(client_id)):
-            return super().fetch(client_id)  # public addresses only
         port = parsed.port or 443
+        addresses = _addresses(parsed.hostname, port)
+        # Public addresses only (every address the host resolves to, or none is tried), but
+        # for an origin the operator allowed.
+        inside = next((ip for ip in addresses if not is_public(ip)), None)
+        if inside is not None and not allowed_origin(urlsplit(client_id)):
+            raise cimd.CIMDError(f"client_id host resolves to a non-public address ({inside})")
         path = parsed.path + (f"?{parsed.query}" if parsed.query else "")
-        headers = {"Host": parsed.netloc, "Accept": "application/json"}
+        headers = {"Host": parsed.netloc, "Accept": "application/json, application/*+json"}
         deadline = time.monotonic() + oauth2_settings.CIMD_FETCH_TIMEOUT_SECONDS
         failure: Exception | None = None
-        for ip in _addresses(parsed.hostname, port):
+        for ip in addresses:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 break

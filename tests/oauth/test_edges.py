@@ -12,6 +12,7 @@ import pytest
 from django.test import Client
 from oauth2_provider.models import Application
 
+from scopes.oauth.fetcher import is_public
 from scopes.oauth.models import OAuthGrant
 from tests.oauth.flow import MCP, REDIRECT, access_token, register
 
@@ -226,6 +227,15 @@ def test_no_connection_is_made_to_a_loopback_document(
     assert page.status_code == 400
     assert not connected(), "the server connected to a loopback port"
     assert not Application.objects.filter(client_id=url).exists()
+
+
+@pytest.mark.parametrize(
+    "ip", ["::127.0.0.1", "::a9fe:a9fe", "::ffff:0:7f00:1", "64:ff9b:1::7f00:1", "fec0::1"]
+)
+def test_ipv6_forms_that_lead_inside_are_not_public(ip):
+    """Forms the toolkit's own check took for public addresses."""
+    assert not is_public(ip)
+    assert is_public("2606:4700::1111") and is_public("93.184.215.14")
 
 
 def test_the_error_page_is_translated(tenancy):
