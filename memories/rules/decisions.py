@@ -72,12 +72,7 @@ def rule_approve(
             )
             rule.text = text
         if needs_second_look(rule.text) and not confirm:
-            was_approved = rule.status == RuleStatus.APPROVED
-            _decided(rule, actor, RuleStatus.HELD)
-            rule.position = 0
-            rule.save()
-            if was_approved:
-                _renumber(_approved(rule))
+            _set_aside(rule, actor, RuleStatus.HELD)
             return rule
         if rule.status != RuleStatus.APPROVED:
             rule.position = len(_approved(rule)) + 1
@@ -91,13 +86,18 @@ def rule_reject(*, actor: Actor, rule: Rule) -> Rule:
         rule = _locked(rule)
         if rule.status == RuleStatus.REJECTED:
             raise Conflict(_("This rule is already rejected."))
-        was_approved = rule.status == RuleStatus.APPROVED
-        _decided(rule, actor, RuleStatus.REJECTED)
-        rule.position = 0
-        rule.save()
-        if was_approved:
-            _renumber(_approved(rule))
+        _set_aside(rule, actor, RuleStatus.REJECTED)
     return rule
+
+
+def _set_aside(rule: Rule, actor: Actor, status: str) -> None:
+    """Take a rule out of the approved order (held or rejected); the others close the gap."""
+    was_approved = rule.status == RuleStatus.APPROVED
+    _decided(rule, actor, status)
+    rule.position = 0
+    rule.save()
+    if was_approved:
+        _renumber(_approved(rule))
 
 
 def rule_move(*, actor: Actor, rule: Rule, position: int) -> Rule:

@@ -5,24 +5,15 @@ the stored uses allow, and a team's "found nothing" rows from reads that did not
 
 from __future__ import annotations
 
-import importlib
-
-from django.apps import apps
-from django.db import connection
-
 from memories.models import EmptyRead, Memory, MemoryUsage, MemoryUse
 from memories.services.remember import RememberInput, memory_remember
 from tests.memories.insights.support import activity
+from tests.memories.migration_support import run_migration_step
 from zeromemory.core.actor import Actor
 
 
 def _heal() -> None:
-    class Editor:
-        pass
-
-    editor = Editor()
-    editor.connection = connection
-    importlib.import_module("memories.migrations.0024_rules_and_insights_scoped").heal(apps, editor)
+    run_migration_step("0024_rules_and_insights_scoped", "heal")
 
 
 def _remember(tenancy, content: str) -> Memory:

@@ -4,16 +4,14 @@ period never ends before it starts, and plausible instants are left as they were
 
 from __future__ import annotations
 
-import importlib
 from datetime import UTC, datetime, timedelta
 
-from django.apps import apps
-from django.db import connection
 from django.utils import timezone
 
 from memories.models import Memory, MemoryUsage, MemoryVersion, ValidityPeriod
 from memories.services.lifecycle import memory_forget
 from memories.services.remember import RememberInput, memory_remember
+from tests.memories.migration_support import run_migration_step
 from zeromemory.core.actor import Actor
 
 YEAR_1 = datetime(1, 1, 1, tzinfo=UTC)
@@ -28,12 +26,7 @@ def _remember(tenancy, content: str) -> Memory:
 
 
 def _heal() -> None:
-    class Editor:
-        pass
-
-    editor = Editor()
-    editor.connection = connection
-    importlib.import_module("memories.migrations.0025_heal_instants").heal(apps, editor)
+    run_migration_step("0025_heal_instants", "heal")
 
 
 def test_heal_brings_stored_instants_into_what_the_server_could_have_seen(tenancy, kinds_seeded):
