@@ -39,8 +39,8 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_uvicorn(*extra: str, **env: str) -> tuple[subprocess.Popen, str]:
-    port = free_port()
+def start_uvicorn(*extra: str, port: int | None = None, **env: str) -> tuple[subprocess.Popen, str]:
+    port = port or free_port()
     proc = subprocess.Popen(
         [
             sys.executable,

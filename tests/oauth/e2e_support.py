@@ -1,6 +1,7 @@
 """What the end-to-end sign-in test needs besides the server: an https server on 127.0.0.1 for a
 client ID metadata document (a certificate made here, trusted by the server through
-SSL_CERT_FILE), the loopback callback that receives the code, and the consent in chromium."""
+SSL_CERT_FILE), the loopback callback that receives the code, and the consent in chromium or
+over plain HTTP."""
 
 from __future__ import annotations
 
@@ -9,10 +10,12 @@ import ipaddress
 import json
 import ssl
 import threading
+from html.parser import HTMLParser
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
+import httpx2
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
@@ -126,3 +129,54 @@ def in_chromium(base: str, username: str, password: str, steps) -> None:
             steps(page)
         finally:
             browser.close()
+
+
+class _Forms(HTMLParser):
+    """Each form of a page: its hidden inputs' values, and the names of all its fields."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.forms: list[tuple[dict[str, str], set[str]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        if tag == "form":
+            self.forms.append(({}, set()))
+        elif tag in ("input", "button", "select") and self.forms and found.get("name"):
+            hidden, names = self.forms[-1]
+            names.add(found["name"])
+            if found.get("type") == "hidden":
+                hidden[found["name"]] = found.get("value") or ""
+
+
+def hidden_inputs(html: str, *, of_form_with: str = "csrfmiddlewaretoken") -> dict[str, str]:
+    """The hidden inputs (the CSRF token, the request's parameters) of the page's first form
+    that has a field named `of_form_with`."""
+    parser = _Forms()
+    parser.feed(html)
+    return next(hidden for hidden, names in parser.forms if of_form_with in names)
+
+
+def signed_in_over_http(base: str, username: str, password: str) -> httpx2.Client:
+    """A person signed in on /login/ over plain HTTP (no browser): a client with their session."""
+    person = httpx2.Client(base_url=base, timeout=60)
+    page = person.get("/login/")
+    assert page.status_code == 200, page.text
+    form = hidden_inputs(page.text, of_form_with="password")
+    form.update(username=username, password=password)
+    answer = person.post("/login/", data=form)
+    assert answer.status_code == 302, answer.text
+    return person
+
+
+def consent_over_http(person: httpx2.Client, url: str, scope_ids: list[str]) -> dict[str, str]:
+    """The consent page at `url` (an authorization request), allowed for these scopes, the way
+    the form posts it; the query of the redirect back to the client (code, state, iss)."""
+    page = person.get(url)
+    assert page.status_code == 200, page.text
+    answer = person.post(
+        url,
+        data={**hidden_inputs(page.text, of_form_with="allow"), "scopes": scope_ids, "allow": "on"},
+    )
+    assert answer.status_code == 302, answer.text
+    return {k: v[0] for k, v in parse_qs(urlsplit(answer.headers["Location"]).query).items()}
