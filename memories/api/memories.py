@@ -280,6 +280,7 @@ class ShareView(APIView):
     def post(self, request, memory_id: str):
         actor = actor_for_request(request)
         memory = selectors.memory_for_read(actor=actor, public_id=memory_id)
+        access.require_write_access(actor)  # a read-only credential hears so, whatever the scope
         body = self.Input(data=request.data)
         body.is_valid(raise_exception=True)
         to_scope = body.validated_data["to_scope"]

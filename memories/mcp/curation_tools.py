@@ -78,6 +78,7 @@ async def share(
         memory = named(
             "memory_id", lambda: selectors.memory_for_read(actor=actor, public_id=memory_id)
         )
+        access.require_write_access(actor)  # a read-only credential hears so, whatever the scope
         to = named("to_scope", lambda: access.writable_scope(actor, to_scope))
         return RelocatedOut.of(relocate.memory_share(actor=actor, memory=memory, to=to))
 
