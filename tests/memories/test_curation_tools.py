@@ -113,6 +113,24 @@ def test_a_move_needs_confirm_and_moves_all_or_nothing(tenancy):
     assert not Memory.objects.filter(scope=tenancy.team).exists()
 
 
+def test_a_move_within_its_own_scope_or_of_a_forgotten_memory_is_refused(tenancy):
+    team = tenancy.team.public_id
+    there = remember(tenancy.owner, "Queues drain before deploys.", scope=team)
+    gone = remember(tenancy.owner, "The old queue was RabbitMQ.")
+    secret = make_token(tenancy.owner)
+    ok(secret, "forget", memory_id=gone.public_id, reason="Replaced.")
+
+    error = refused(
+        secret, "move_memories", memory_ids=[there.public_id], to_scope=team, confirm=True
+    )
+    assert error["code"] == "validation_failed" and "to_scope" in error["details"]
+    error = refused(
+        secret, "move_memories", memory_ids=[gone.public_id], to_scope=team, confirm=True
+    )
+    assert error["code"] == "conflict" and "memory_ids" in error["details"]
+    assert Memory.objects.filter(scope=tenancy.team).count() == 1
+
+
 def test_a_move_into_a_scope_holding_the_text_joins_that_memory(tenancy):
     team = tenancy.team.public_id
     held = remember(tenancy.owner, "Backups run nightly at 02:00 UTC.", scope=team)
