@@ -18,6 +18,9 @@ LABELS = {
     "replaced": _("Replaced an earlier memory"),
     "merged": _("Merged a duplicate into this one"),
     "unmerged": _("Merge undone"),
+    "moved": _("Moved to another scope"),
+    "moved_here": _("Moved here from another scope"),
+    "shared_here": _("Shared here from another scope"),
 }
 
 

@@ -276,3 +276,62 @@ class ContextOut(BaseModel):
     tokens: int
     sections: list[SectionOut]
     markdown: str
+
+
+# -- move, share and benchmark (issue 38) ----------------------------------------------------
+
+
+class RelocatedOut(BaseModel):
+    """One memory moved or shared: where it was (its state now) and what it is in the target."""
+
+    original: MemoryOut  # forgotten by a move, its reason naming where it went; a share's as is
+    memory: MemoryOut  # in the target scope
+    deduplicated: bool  # the target held the same text already: that memory absorbed it
+
+    @classmethod
+    def of(cls, relocated: Any) -> RelocatedOut:
+        return cls(
+            original=MemoryOut.of(relocated.original),
+            memory=MemoryOut.of(relocated.memory),
+            deduplicated=relocated.deduplicated,
+        )
+
+
+class MoveOut(BaseModel):
+    to_scope: str
+    results: list[RelocatedOut]
+
+
+class BenchmarkCaseOut(BaseModel):
+    question: str
+    expected_ids: list[str]
+    found_ids: list[str]  # what recall answered, best first
+    recall: float  # share of the expected memories in the top k
+    reciprocal_rank: float  # 1 / rank of the first expected memory found, 0 when none
+    missed: list[str]  # expected memories recall did not answer in its top k
+
+
+class BenchmarkOut(BaseModel):
+    scope: str
+    k: int
+    cases: int
+    recall_at_k: float
+    mrr: float
+    results: list[BenchmarkCaseOut]
+    misses: list[BenchmarkCaseOut]  # the questions with at least one expected memory missed
+
+    @classmethod
+    def of(cls, benchmark: Any) -> BenchmarkOut:
+        results = [
+            BenchmarkCaseOut(**{**vars(case), "recall": round(case.recall, 4)})
+            for case in benchmark.cases
+        ]
+        return cls(
+            scope=benchmark.scope.public_id,
+            k=benchmark.k,
+            cases=len(results),
+            recall_at_k=round(benchmark.recall_at_k, 4),
+            mrr=round(benchmark.mrr, 4),
+            results=results,
+            misses=[case for case in results if case.missed],
+        )

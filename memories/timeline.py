@@ -6,7 +6,9 @@ time and author (a username; none for the server's own passes and hygiene's auto
 Events: `written`; `confirmed` (a later write said the same and was absorbed); `edited` (the
 version holds the text before the edit); `forgotten`, `superseded` (with the memory that
 replaced it) and `restored`, from the validity periods; `replaced` (this memory superseded
-`memory`); `merged` and `unmerged` (a hygiene merge into this memory, and its undo).
+`memory`); `merged` and `unmerged` (a hygiene merge into this memory, and its undo); `moved`
+(forgotten by a move, with the memory it became) and `moved_here` or `shared_here` (this memory
+arrived by a move or share, with the memory and scope it came from).
 """
 
 from __future__ import annotations
@@ -101,6 +103,20 @@ class HistoryOut(MemoryFields):
         )
 
 
+# The claim a move's or a share's provenance row carries (`memories.services.relocate`), and the
+# event it is in the history of the memory it arrived as.
+ARRIVALS = {"moved_from": "moved_here", "shared_from": "shared_here"}
+
+
+def _arrival(row) -> tuple[str, dict] | None:
+    """(event, {memory, scope} it came from) for the row a move or share wrote, else None."""
+    claims = row.claims if isinstance(row.claims, dict) else {}
+    for claim, event in ARRIVALS.items():
+        if isinstance(claims.get(claim), dict):
+            return event, claims[claim]
+    return None
+
+
 def _period(period) -> PeriodOut:
     return PeriodOut(
         valid_from=period.valid_from,
@@ -151,8 +167,20 @@ def _events(history: MemoryHistory, merges: list[MergeOut]) -> list[EventOut]:
     events += [
         EventOut(at=row.created_at, event="confirmed", by=_username(row.created_by) or None)
         for row in memory.provenance.all()
-        if row.absorbed and row.id not in history.moved
+        if row.absorbed and row.id not in history.moved and not _arrival(row)
     ]
+    for row in memory.provenance.all():
+        if (arrival := _arrival(row)) is not None:
+            event, origin = arrival
+            events.append(
+                EventOut(
+                    at=row.created_at,
+                    event=event,
+                    by=_username(row.created_by) or None,
+                    memory=origin.get("memory"),
+                    detail=origin.get("scope", ""),
+                )
+            )
     events += [
         EventOut(
             at=version.created_at,
@@ -169,10 +197,11 @@ def _events(history: MemoryHistory, merges: list[MergeOut]) -> list[EventOut]:
                 EventOut(at=period.valid_from, event="restored", by=_username(period.started_by))
             )
         if period.valid_until is not None:
+            moved = period.ended == "forgotten" and period.replaced_by_id
             events.append(
                 EventOut(
                     at=period.valid_until,
-                    event=period.ended or "forgotten",
+                    event="moved" if moved else period.ended or "forgotten",
                     by=_username(period.ended_by),
                     memory=period.replaced_by.public_id if period.replaced_by_id else None,
                 )
@@ -180,7 +209,10 @@ def _events(history: MemoryHistory, merges: list[MergeOut]) -> list[EventOut]:
     events += [
         EventOut(at=row.valid_until, event="replaced", by=_username(row.ended_by), memory=older)
         for row in history.earlier
-        if row.replaced_by_id == memory.pk and row.valid_until and (older := row.memory.public_id)
+        if row.replaced_by_id == memory.pk
+        and row.valid_until
+        and row.ended != "forgotten"  # a move: its `moved_here` event says so
+        and (older := row.memory.public_id)
     ]
     for merge in merges:
         if merge.kept != memory.public_id:

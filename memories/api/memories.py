@@ -16,18 +16,22 @@ from memories.schemas import (
     MemoryDetailOut,
     MemoryOut,
     MemoryPageOut,
+    MoveOut,
+    RelocatedOut,
     RememberOut,
 )
-from memories.services import lifecycle
+from memories.services import lifecycle, relocate
+from memories.services.relocate import MAX_MOVE
 from memories.services.remember import (
     RememberInput,
     memory_remember,
     memory_remember_many,
 )
 from memories.timeline import HistoryOut
+from scopes import access
 from zeromemory.core.actor import Actor, actor_for_request
 from zeromemory.core.envelope import exception_handler
-from zeromemory.core.errors import NotFound, error_body
+from zeromemory.core.errors import NotFound, ValidationFailed, error_body
 from zeromemory.core.rendering import render
 from zeromemory.core.serializers import (
     PagedQuery,
@@ -228,3 +232,67 @@ class SupersedeView(APIView):
             raise exc.naming("by") from None
         memory = lifecycle.memory_supersede(actor=actor, memory=memory, by=replacement)
         return _detail(actor, memory.public_id)
+
+
+# -- move and share (issue 38) ------------------------------------------------------------------
+
+
+class MoveView(APIView):
+    @extend_schema_serializer(component_name="MemoryMove")
+    class Input(StrictSerializer):
+        memory_ids = serializers.ListField(
+            child=StrictCharField(max_length=40), max_length=MAX_MOVE, allow_empty=False
+        )
+        to_scope = StrictCharField(max_length=40)
+        confirm = StrictBooleanField(required=False, default=False)
+
+    @extend_schema(
+        request=Input,
+        responses=MoveOut,
+        summary="Move memories to another writable scope (add-only; confirm: true required)",
+    )
+    def post(self, request):
+        actor = actor_for_request(request)
+        body = self.Input(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        if not data["confirm"]:
+            raise ValidationFailed("confirm", "A move changes where memories live: confirm: true.")
+        memories = [
+            _named("memory_ids", lambda i=i: selectors.memory_for_write(actor=actor, public_id=i))
+            for i in data["memory_ids"]
+        ]
+        to = _named("to_scope", lambda: access.writable_scope(actor, data["to_scope"]))
+        moved = relocate.memory_move(actor=actor, memories=memories, to=to)
+        return render(MoveOut(to_scope=to.public_id, results=[RelocatedOut.of(m) for m in moved]))
+
+
+class ShareView(APIView):
+    @extend_schema_serializer(component_name="MemoryShare")
+    class Input(StrictSerializer):
+        to_scope = StrictCharField(max_length=40)
+
+    @extend_schema(
+        request=Input,
+        responses={201: RelocatedOut, 200: RelocatedOut},
+        summary="Copy a readable memory into another writable scope, its provenance pointing back",
+    )
+    def post(self, request, memory_id: str):
+        actor = actor_for_request(request)
+        memory = selectors.memory_for_read(actor=actor, public_id=memory_id)
+        access.require_write_access(actor)  # a read-only credential hears so, whatever the scope
+        body = self.Input(data=request.data)
+        body.is_valid(raise_exception=True)
+        to_scope = body.validated_data["to_scope"]
+        to = _named("to_scope", lambda: access.writable_scope(actor, to_scope))
+        shared = relocate.memory_share(actor=actor, memory=memory, to=to)
+        code = status.HTTP_200_OK if shared.deduplicated else status.HTTP_201_CREATED
+        return render(RelocatedOut.of(shared), status=code)
+
+
+def _named(field: str, find):
+    """`find()`, with a not-found refusal naming the body's `field`."""
+    try:
+        return find()
+    except NotFound as exc:
+        raise exc.naming(field) from None

@@ -19,8 +19,9 @@ from rest_framework.views import APIView
 from memories.activity import log as activity
 from memories.activity.schemas import ActivityOut, ActivityPageOut
 from memories.models import ActivityOperation, ActivityOutcome
-from memories.recall import budget, context, inputs, recall
-from memories.schemas import ContextOut, RecallOut
+from memories.recall import benchmark, budget, context, inputs, recall
+from memories.schemas import BenchmarkOut, ContextOut, RecallOut
+from scopes import access
 from zeromemory.core.actor import Surface, actor_for_request
 from zeromemory.core.rendering import render
 from zeromemory.core.serializers import PagedQuery, StrictCharField, StrictSerializer
@@ -202,3 +203,35 @@ class ActivityListView(APIView):
         )
         results = [ActivityOut.of(row) for row in found]
         return render(ActivityPageOut(results=results, next_cursor=next_cursor))
+
+
+class BenchmarkCaseIn(StrictSerializer):
+    question = StrictCharField(trim_whitespace=False, max_length=inputs.MAX_QUERY_CHARS)
+    expected_ids = serializers.ListField(
+        child=StrictCharField(max_length=40), max_length=benchmark.MAX_EXPECTED
+    )
+
+
+class BenchmarkView(APIView):
+    """recall@k and MRR of a scope for the caller's questions (each one recall, logged)."""
+
+    @extend_schema_serializer(component_name="Benchmark")
+    class Input(StrictSerializer):
+        cases = serializers.ListField(child=BenchmarkCaseIn(), max_length=benchmark.MAX_CASES)
+        k = StrictIntegerField(required=False, default=10, min_value=1, max_value=inputs.MAX_K)
+
+    @extend_schema(
+        request=Input,
+        responses=BenchmarkOut,
+        summary="Benchmark a scope: recall@k and MRR for questions with the ids that answer them",
+    )
+    def post(self, request, scope_id: str):
+        actor = actor_for_request(request)
+        scope = access.readable_scope(actor, scope_id)
+        body = self.Input(data=request.data)
+        body.is_valid(raise_exception=True)
+        cases = [benchmark.Case(**case) for case in body.validated_data["cases"]]
+        found = benchmark.scope_benchmark(
+            actor=actor, scope=scope, cases=cases, k=body.validated_data["k"]
+        )
+        return render(BenchmarkOut.of(found))

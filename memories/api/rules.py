@@ -8,10 +8,12 @@ from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import serializers
 from rest_framework.views import APIView
 
+from memories import selectors
 from memories.feedback import Wrong, mark_used
 from memories.models import RuleStatus
 from memories.rules import decisions
 from memories.rules import selectors as rulebook
+from memories.rules.candidates import rule_nominate
 from memories.rules.decisions import MAX_RULE_CHARS
 from memories.rules.schemas import RuleOut, RulesOut, UsedOut
 from memories.rules.usage import MAX_IDS
@@ -125,3 +127,15 @@ class RuleMoveView(APIView):
     )
     def post(self, request, rule_id: str):
         return _decide(request, rule_id, decisions.rule_move, self.Input)
+
+
+class RulePromoteView(APIView):
+    @extend_schema(
+        request=None,
+        responses=RuleOut,
+        summary="Nominate a memory as a rule candidate of its scope (writers; admins decide)",
+    )
+    def post(self, request, memory_id: str):
+        actor = actor_for_request(request)
+        memory = selectors.memory_for_write(actor=actor, public_id=memory_id)
+        return render(RuleOut.of(rule_nominate(memory=memory)))

@@ -9,6 +9,7 @@ urlpatterns = [
     path("memories", memories.MemoryListView.as_view(), name="api-memories"),
     path("memories/batch", memories.MemoryBatchView.as_view(), name="api-memories-batch"),
     path("memories/used", rules.MarkUsedView.as_view(), name="api-memories-used"),
+    path("memories/move", memories.MoveView.as_view(), name="api-memories-move"),
     path("memories/<id:memory_id>", memories.MemoryDetailView.as_view(), name="api-memory"),
     path("memories/<id:memory_id>/history", memories.HistoryView.as_view(), name="api-history"),
     path("memories/<id:memory_id>/forget", memories.ForgetView.as_view(), name="api-forget"),
@@ -23,6 +24,9 @@ urlpatterns = [
         conflicts.ChallengeView.as_view(),
         name="api-challenge",
     ),
+    path("memories/<id:memory_id>/share", memories.ShareView.as_view(), name="api-share"),
+    path("memories/<id:memory_id>/promote", rules.RulePromoteView.as_view(), name="api-promote"),
+    path("scopes/<id:scope_id>/benchmark", read.BenchmarkView.as_view(), name="api-benchmark"),
     path("conflicts", conflicts.ConflictListView.as_view(), name="api-conflicts"),
     path("conflicts/<id:conflict_id>", conflicts.ConflictDetailView.as_view(), name="api-conflict"),
     path(

@@ -268,3 +268,80 @@ def described(description: str, kinds: Iterable[str]) -> str:
     """A tool's description with the catalogue's kinds in place of `KINDS` (named in general
     when the catalogue could not be read)."""
     return description.replace(KINDS, ", ".join(kinds) or "the catalogue's kinds")
+
+
+# -- move_memories, share, promote_rule, reject_rule, import_memory, benchmark_memory ----------
+
+MOVE_MEMORIES = """\
+Move memories to another scope you may write (a personal finding promoted to the team). \
+Nothing is deleted: each memory is written in the target with its provenance and validity, \
+the original is forgotten with a reason naming where it went (restore brings it back), and the \
+history of both shows the move. A target that holds the same text already absorbs it.
+
+- memory_ids: up to 100 memories you may write.
+- to_scope: a scope id from list_scopes you may write.
+- confirm: true; without it the call is refused (validation_failed) and nothing moves.
+
+All or none: not_found or forbidden for any memory or the scope moves nothing. Returns each \
+original (forgotten now) and the memory it became."""
+
+SHARE = """\
+Copy a memory you can read into another scope you may write; the original is unchanged and \
+the copy's provenance points back to it (its history shows shared_here).
+
+- memory_id: the memory to copy.
+- to_scope: a scope id from list_scopes you may write.
+
+Returns the original and the copy (deduplicated: true when the scope held the same text)."""
+
+PROMOTE_RULE = """\
+Nominate a memory you may write as a team rule: it becomes a candidate in its scope, which a \
+scope admin approves (signed in to the dashboard) or rejects. A candidate answers as it is; an \
+approved rule, or a rejected one whose memory did not change since, answers conflict.
+
+- memory_id: a valid memory (a convention, decision, gotcha or preference, typically).
+
+Returns the rule (status candidate)."""
+
+REJECT_RULE = """\
+Reject a rule candidate (or take an approved rule out of the order): scope admins only, through \
+a credential that is not restricted to scopes; anyone else gets forbidden.
+
+- rule_id: the rule's id.
+
+Answers conflict when it is rejected already. Returns the rule."""
+
+IMPORT_MEMORY = """\
+Import into a scope you may write, through the same path as the REST imports:
+
+- scope: a scope id from list_scopes.
+- archive_base64: a zero-memory export (the zip of export_memories), base64-encoded; a second \
+import of the same archive writes nothing. Or:
+- markdown: a CLAUDE.md, AGENTS.md, Cursor rule or Claude Code memory file; source_tool \
+(claude-md, agents-md, cursor-rules, claude-memory) says which, source_path where it lives. \
+Each section becomes a memory, each answered on its own (created, deduplicated, \
+already_imported, or the refusal's code).
+
+Secrets are refused and authority is yours, as for remember. Returns the counts (archive) or \
+the pieces (markdown)."""
+
+BENCHMARK_MEMORY = """\
+Check whether a scope answers your agent's questions: give questions (in English) with the ids \
+of the memories that should answer each; each question runs as one recall in that scope, \
+exactly as recall runs it. No LLM.
+
+- scope: a scope id you can read.
+- cases: up to 50 of {question, expected_ids}.
+- k: how many hits each recall returns, 1 to 50 (default 10).
+
+Returns recall_at_k (the share of expected memories found in the top k, averaged), mrr (the \
+mean of 1/rank of the first expected memory found), each question's answer and the misses."""
+
+DESCRIPTIONS.update(
+    move_memories=MOVE_MEMORIES,
+    share=SHARE,
+    promote_rule=PROMOTE_RULE,
+    reject_rule=REJECT_RULE,
+    import_memory=IMPORT_MEMORY,
+    benchmark_memory=BENCHMARK_MEMORY,
+)

@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field
 from memories.capture.ingest import IngestInput, chunk_ingest
 from memories.capture.schemas import IngestOut
 from memories.mcp import contract
+from memories.mcp.curation_tools import CURATION_TOOLS
 from memories.mcp.history_tools import HISTORY_TOOLS, AsOf
 from memories.mcp.hygiene_tools import HYGIENE_TOOLS
 from memories.mcp.insights_tools import INSIGHTS_TOOLS
@@ -258,6 +259,7 @@ TOOLS: list[tuple[Callable[..., Any], str, ToolAnnotations]] = [
     *PORTABILITY_TOOLS,
     *RULE_TOOLS,
     *INSIGHTS_TOOLS,
+    *CURATION_TOOLS,  # move_memories, share, promote_rule, reject_rule, import_memory, benchmark
 ]
 
 

@@ -1,15 +1,19 @@
 """Rule candidates: a convention, decision, gotcha or preference used with full weight (by a
 writer or admin of its scope, see `memories.rules.usage`) in at least `RULE_MIN_CONVERSATIONS`
-distinct conversations is proposed to its scope's admins. A rejected
-rule is proposed again only when its memory's content has changed since."""
+distinct conversations is proposed to its scope's admins, and a writer may nominate any valid
+memory (`rule_nominate`). A rejected rule is proposed again only when its memory's content has
+changed since."""
 
 from __future__ import annotations
 
 from django.conf import settings
+from django.db import transaction
 from django.db.models import Count
+from django.utils.translation import gettext as _
 
 from memories.models import Memory, MemoryUse, Rule, RuleStatus
 from memories.rulebook import RULE_KINDS
+from zeromemory.core.errors import Conflict
 
 
 def rules_propose(*, memories: list[Memory]) -> list[Rule]:
@@ -41,3 +45,26 @@ def rules_propose(*, memories: list[Memory]) -> list[Rule]:
             rule.conversations = n
             rule.save(update_fields=["conversations"])
     return proposed
+
+
+def rule_nominate(*, memory: Memory) -> Rule:
+    """A writer's nomination of `memory` (valid, in a scope the caller writes) as a rule
+    candidate of its scope; only a scope admin, signed in with a recent password check,
+    approves it. A candidate or held rule is answered as it is; an approved rule, or a rejected
+    one whose memory has not changed since, is a conflict."""
+    if not memory.valid:
+        raise Conflict(_("A forgotten or superseded memory cannot become a rule."))
+    with transaction.atomic():
+        rule = Rule.objects.select_for_update().filter(memory=memory).first()
+        if rule is None:
+            return Rule.objects.create(scope_id=memory.scope_id, memory=memory, text=memory.content)
+        if rule.status == RuleStatus.APPROVED:
+            raise Conflict(_("This memory is an approved rule already."))
+        if rule.status == RuleStatus.REJECTED:
+            if rule.decided_hash == memory.content_hash:
+                raise Conflict(
+                    _("The admins rejected this rule; edit the memory before nominating it again.")
+                )
+            rule.status, rule.text = RuleStatus.CANDIDATE, memory.content
+            rule.save(update_fields=["status", "text"])
+    return rule

@@ -13,7 +13,7 @@ import pytest
 from mcp import ClientSession
 from mcp_types import CallToolResult
 
-from memories.models import ActivityLog, Conflict, ConflictStatus, Memory, Provenance
+from memories.models import ActivityLog, Conflict, ConflictStatus, Memory, Provenance, Rule
 from scopes.models import ScopeKind
 from scopes.services import token_create, token_revoke
 from tests.factories import make_token
@@ -268,6 +268,7 @@ def test_every_tool_answers_and_fails_readably_through_the_typescript_sdk(
     server, tenancy, kinds_seeded
 ):
     team = tenancy.team.public_id
+    personal_id = tenancy.owner.owned_scopes.get(kind=ScopeKind.PERSONAL).public_id
     kept = remember_directly(tenancy.owner, "Deploys go through the staging cluster.", team)
     one = remember_directly(tenancy.owner, "Lint runs on every push to main.", team)
     other = remember_directly(tenancy.owner, "Every push to main runs the linter.", team)
@@ -314,6 +315,26 @@ def test_every_tool_answers_and_fails_readably_through_the_typescript_sdk(
         step("mark_used", "outsider", "not_found", memory_ids=[kept]),
         step("session_receipt", "owner", OK, conversation_id="ts-1"),
         step("session_receipt", "owner", "validation_failed", conversation_id=12),
+    ]
+    # move_memories, share, promote_rule, reject_rule, import_memory, benchmark_memory
+    mine = remember_directly(tenancy.owner, "My editor trims trailing spaces.", personal_id)
+    rule = Rule.objects.create(
+        scope=tenancy.team, memory=Memory.objects.get(public_id=other), text="Lint on push."
+    )
+    cases = [{"question": "staging cluster deploys", "expected_ids": [kept]}]
+    calls += [
+        step("move_memories", "owner", OK, memory_ids=[mine], to_scope=team, confirm=True),
+        step("move_memories", "owner", "validation_failed", memory_ids=[kept], to_scope=team),
+        step("share", "owner", OK, memory_id=kept, to_scope=personal_id),
+        step("share", "outsider", "not_found", memory_id=kept, to_scope=personal_id),
+        step("promote_rule", "owner", OK, memory_id=kept),
+        step("promote_rule", "reader", "forbidden", memory_id=kept),
+        step("reject_rule", "owner", OK, rule_id=rule.public_id),
+        step("reject_rule", "reader", "forbidden", rule_id=rule.public_id),
+        step("import_memory", "owner", OK, scope=team, markdown="## CI\n\nCI runs on push."),
+        step("import_memory", "reader", "forbidden", scope=team, markdown="## A\n\nB."),
+        step("benchmark_memory", "owner", OK, scope=team, cases=cases),
+        step("benchmark_memory", "outsider", "not_found", scope=team, cases=cases),
     ]
     assert {c["tool"] for c in calls if c["expect"] == OK} == TOOLS  # each tool succeeds once
     assert {c["tool"] for c in calls if c["expect"] != OK} == TOOLS  # and fails once

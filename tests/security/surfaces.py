@@ -287,6 +287,38 @@ API_ROWS = [
     ),
 ]
 
+API_ROWS += [  # move, share, promote and benchmark (issue 38)
+    _api(
+        "api-memories-move",
+        "post",
+        "memories/move",
+        TEAM_WRITE,
+        {"memory_ids": ["{other}"], "to_scope": "{personal}", "confirm": True},
+    ),
+    _api(
+        "api-share",
+        "post",
+        "memories/{memory}/share",
+        expect(outsider=404, reader=404, read_only=403, restricted=404, removed=404),
+        {"to_scope": "{personal}"},
+        note="a reader may copy what it reads, but only into a scope it writes",
+    ),
+    _api(
+        "api-promote",
+        "post",
+        "memories/{memory}/promote",
+        TEAM_WRITE,
+        note="the world's memory is an approved rule already: 409 for the owner",
+    ),
+    _api(
+        "api-benchmark",
+        "post",
+        "scopes/{team}/benchmark",
+        TEAM_READ,
+        {"cases": [{"question": "vault word", "expected_ids": ["{other}"]}]},
+    ),
+]
+
 # The batch answers 200 with one status per item; these are the item's statuses.
 BATCH_ITEM = expect(outsider=404, reader=403, read_only=403, restricted=404, removed=404)
 # An import answers 200 with one outcome per piece; these are the first piece's.

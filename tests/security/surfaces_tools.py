@@ -49,4 +49,28 @@ TOOL_ROWS = [
         {"memory_ids": ["{memory}"], "conversation_id": "conversation-1"},
     ),
     _tool("session_receipt", TOOL_ACCOUNT, {"conversation_id": "conv-1"}, note="own sessions only"),
+    # move_memories, share, promote_rule, reject_rule, import_memory, benchmark_memory
+    _tool(
+        "move_memories",
+        TOOL_WRITE,
+        {"memory_ids": ["{other}"], "to_scope": "{personal}", "confirm": True},
+    ),
+    _tool(
+        "share",
+        dict(TOOL_READ, reader="not_found", read_only="forbidden"),
+        {"memory_id": "{other}", "to_scope": "{personal}"},
+        note="a reader may copy what it reads, but only into a scope it writes",
+    ),
+    _tool("promote_rule", TOOL_WRITE, {"memory_id": "{other}"}),
+    _tool("reject_rule", TOOL_ADMIN, {"rule_id": "{rule}"}),
+    _tool(
+        "import_memory",
+        TOOL_WRITE,
+        {"scope": "{team}", "markdown": "## Vault\n\nThe vault moved to the third floor."},
+    ),
+    _tool(
+        "benchmark_memory",
+        TOOL_READ,
+        {"scope": "{team}", "cases": [{"question": "vault word", "expected_ids": ["{other}"]}]},
+    ),
 ]

@@ -184,6 +184,7 @@ def build_world() -> World:
         "forgotten": gone.public_id,
         "token": full.token.public_id,
         "member": "member",
+        "personal": personal.public_id,  # the owner's own scope, where a move or share may go
         # An instant after the world was written, for the `as_of` rows (URL-safe: no "+").
         "as_of": timezone.now().astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
     }

@@ -1,0 +1,290 @@
+"""Move and share: a memory written again in another scope, add-only.
+
+Both write a new memory in the target scope through the same guard and limits as remember (the
+content guard refuses secrets, the text is checked, the embedding and windows come from the one
+owner function); the new memory is by the caller (its client, user and token), with the lower of
+the original's authority and the caller's, never a higher one. The original's provenance rows
+are copied onto the new memory as they were, and one row by the caller records the move or the
+share, its `claims` pointing back (`moved_from` or `shared_from`: the memory and its scope).
+When the target already holds the same text as a valid memory, that memory absorbs the write
+(the copied rows and the caller's join it as absorbed), as deduplication does for remember.
+
+A move carries the memory's validity (when it was written, its validity periods, when it was
+last confirmed), then forgets the original with a reason naming where it went; the original's
+closed period points at the new memory, so its history (and the new memory's) shows the move,
+and restore brings the original back. A share leaves the original unchanged; the copy is valid
+from now.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import partial
+
+from django.db import transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from memories.activity.logged import activity_logged
+from memories.activity.models import ActivityOperation, ActivityOutcome
+from memories.canonical.service import TRANSLATION
+from memories.canonical.tasks import enqueue_canonicalization
+from memories.embeddings import Embedded, embed_contents
+from memories.models import (
+    AUTHOR_RANKS,
+    Memory,
+    MemoryWindow,
+    Provenance,
+    SourceKind,
+    TranslationStatus,
+    ValidityEnd,
+    ValidityPeriod,
+    authenticated_author_kind,
+)
+from memories.records import (
+    VALIDITY_FIELDS,
+    memories_confirmed,
+    validity_close,
+    validity_written,
+    window_rows,
+)
+from memories.services.remember_input import clean_content
+from scopes.models import Scope
+from zeromemory.core.actor import Actor, Surface
+from zeromemory.core.errors import Conflict, DomainError, ValidationFailed
+from zeromemory.core.secrets import refuse_secrets
+
+MAX_MOVE = 100  # memories per move
+
+
+@dataclass
+class Relocated:
+    original: Memory  # as it is after the call (forgotten by a move, unchanged by a share)
+    memory: Memory  # the memory in the target scope
+    deduplicated: bool  # the target held the same text already and absorbed the write
+
+
+def _author_kind(actor: Actor, original: Memory) -> str:
+    own = authenticated_author_kind(actor)
+    return min((own, original.author_kind), key=lambda kind: AUTHOR_RANKS[kind])
+
+
+def _checked(memories: list[Memory], to: Scope, field: str) -> None:
+    """What remember checks of a write, for the text each memory carries to `to`."""
+    for memory in memories:
+        if memory.scope_id == to.pk:
+            raise ValidationFailed("to_scope", _("The memory is in this scope already."))
+        if not memory.valid:
+            raise Conflict(
+                _("%(id)s is forgotten or superseded: restore it first.")
+                % {"id": memory.public_id},
+                details={field: [_("Not valid: %(id)s.") % {"id": memory.public_id}]},
+            )
+        try:
+            refuse_secrets({"content": memory.content})
+            clean_content(memory.content)
+        except DomainError as exc:
+            raise exc.naming(field) from None
+
+
+def _new_memory(actor: Actor, original: Memory, to: Scope, embedded: Embedded) -> Memory:
+    now = timezone.now()
+    return Memory(
+        scope=to,
+        kind_id=original.kind_id,
+        content=original.content,
+        content_original=original.content_original,
+        content_lang=original.content_lang,
+        content_hash=original.content_hash,
+        translation_status=original.translation_status,
+        author_kind=_author_kind(actor, original),
+        agent_name=actor.client_name,
+        created_by=actor.user,
+        created_by_token=actor.token,
+        embedding=embedded.vector,
+        created_at=now,
+        valid_from=now,
+        confirmed_at=original.confirmed_at,
+    )
+
+
+def _carry_validity(original: Memory, memory: Memory) -> None:
+    """The new memory's validity as the original's was: written then, its periods copied (the
+    open one stays open on the new memory)."""
+    memory.created_at = original.created_at
+    memory.valid_from = original.valid_from or memory.valid_from
+    memory.validity_gaps = original.validity_gaps
+
+
+def _copy_periods(original: Memory, memory: Memory) -> None:
+    periods = list(ValidityPeriod.objects.filter(memory=original).order_by("valid_from", "id"))
+    if not periods:
+        validity_written(memories=[memory], by=None)
+        return
+    ValidityPeriod.objects.bulk_create(
+        ValidityPeriod(
+            memory=memory,
+            valid_from=period.valid_from,
+            valid_until=period.valid_until,
+            started=period.started,
+            started_by_id=period.started_by_id,
+            ended=period.ended,
+            ended_by_id=period.ended_by_id,
+        )
+        for period in periods
+    )
+
+
+def _provenance(
+    actor: Actor, original: Memory, memory: Memory, *, absorbed: bool, claim: str
+) -> list[Provenance]:
+    copied = [
+        Provenance(
+            memory=memory,
+            source_kind=row.source_kind,
+            absorbed=row.absorbed or absorbed,
+            client_name=row.client_name,
+            conversation_id=row.conversation_id,
+            source_path=row.source_path,
+            chunk_hash=row.chunk_hash,
+            chunk_id=row.chunk_id,
+            verbatim=row.verbatim,
+            written_text=row.written_text,
+            author_name=row.author_name,
+            created_by_id=row.created_by_id,
+            created_by_token_id=row.created_by_token_id,
+            created_at=row.created_at,
+            claims=row.claims,
+        )
+        for row in Provenance.objects.filter(memory=original).order_by("created_at", "id")
+    ]
+    surface = SourceKind.DASHBOARD if actor.surface == Surface.DASHBOARD else SourceKind.REMEMBER
+    copied.append(
+        Provenance(
+            memory=memory,
+            source_kind=surface,
+            absorbed=absorbed,
+            client_name=actor.client_name,
+            conversation_id=actor.conversation_id,
+            written_text=original.content
+            if absorbed and original.content != memory.content
+            else "",
+            created_by=actor.user,
+            created_by_token=actor.token,
+            claims={claim: {"memory": original.public_id, "scope": original.scope.public_id}},
+        )
+    )
+    return copied
+
+
+def _write(
+    actor: Actor, original: Memory, to: Scope, embedded: Embedded, *, move: bool
+) -> tuple[Memory, bool]:
+    """The memory in `to` for `original` (new, or the valid one holding its text), inside the
+    caller's transaction."""
+    held = (
+        Memory.objects.select_for_update(of=("self",))
+        .select_related("scope")
+        .filter(scope=to, content_hash=original.content_hash, valid=True)
+        .first()
+    )
+    claim = "moved_from" if move else "shared_from"
+    if held is not None:
+        Provenance.objects.bulk_create(
+            _provenance(actor, original, held, absorbed=True, claim=claim)
+        )
+        memories_confirmed(ids={held.pk})
+        return held, True
+    memory = _new_memory(actor, original, to, embedded)
+    if move:
+        _carry_validity(original, memory)
+    pending = memory.translation_status == TranslationStatus.PENDING
+    if pending:
+        memory.translation_claim = TRANSLATION.new_claim(memory)
+    memory.save()
+    MemoryWindow.objects.bulk_create(window_rows(memory=memory, embedded=embedded))
+    if move:
+        _copy_periods(original, memory)
+    else:
+        validity_written(memories=[memory], by=actor.user)
+    rows = _provenance(actor, original, memory, absorbed=False, claim=claim)
+    Provenance.objects.bulk_create(rows)
+    if pending:
+        transaction.on_commit(
+            partial(enqueue_canonicalization, memory_id=memory.pk, claim=memory.translation_claim)
+        )
+    return memory, False
+
+
+def _forget_moved(actor: Actor, original: Memory, memory: Memory) -> None:
+    original.valid = False
+    original.forgotten_at = timezone.now()
+    original.forgotten_reason = _("Moved to scope %(scope)s as %(id)s.") % {
+        "scope": memory.scope.public_id,
+        "id": memory.public_id,
+    }
+    original.forgotten_by = actor.user
+    validity_close(
+        memory=original,
+        at=original.forgotten_at,
+        by=actor.user,
+        ended=ValidityEnd.FORGOTTEN,
+        replaced_by=memory,
+    )
+    original.save(
+        update_fields=[
+            "valid",
+            "forgotten_at",
+            "forgotten_reason",
+            "forgotten_by",
+            "updated_at",
+            *VALIDITY_FIELDS,
+        ]
+    )
+
+
+def _relocate(
+    *, actor: Actor, memories: list[Memory], to: Scope, move: bool, field: str
+) -> list[Relocated]:
+    with activity_logged(
+        actor=actor, operation=ActivityOperation.REMEMBER, scopes=[to.public_id]
+    ) as entry:
+        _checked(memories, to, field)
+        vectors = embed_contents([memory.content for memory in memories])
+        done: list[Relocated] = []
+        with transaction.atomic():
+            locked = Memory.objects.select_for_update(of=("self",)).select_related("scope")
+            rows = locked.in_bulk([memory.pk for memory in memories])
+            for memory, embedded in zip(memories, vectors, strict=True):
+                original = rows[memory.pk]
+                if not original.valid:
+                    raise Conflict(
+                        _("%(id)s was forgotten meanwhile.") % {"id": original.public_id}
+                    )
+                written, deduplicated = _write(actor, original, to, embedded, move=move)
+                if move:
+                    _forget_moved(actor, original, written)
+                done.append(Relocated(original, written, deduplicated))
+        entry.record(
+            scopes=[to.public_id],
+            results=[{"id": r.memory.public_id, "deduplicated": r.deduplicated} for r in done],
+            outcome=ActivityOutcome.HIT,
+        )
+    return done
+
+
+def memory_move(*, actor: Actor, memories: list[Memory], to: Scope) -> list[Relocated]:
+    """Move these memories (each one the caller may write) to `to` (a scope it may write): all
+    of them or, on any refusal, none."""
+    if not memories:
+        raise ValidationFailed("memory_ids", _("Name at least one memory."))
+    if len(memories) > MAX_MOVE:
+        raise ValidationFailed("memory_ids", _("At most %(n)d memories.") % {"n": MAX_MOVE})
+    unique = list({memory.pk: memory for memory in memories}.values())
+    return _relocate(actor=actor, memories=unique, to=to, move=True, field="memory_ids")
+
+
+def memory_share(*, actor: Actor, memory: Memory, to: Scope) -> Relocated:
+    """A copy of `memory` (which the caller reads) in `to` (a scope it may write)."""
+    [shared] = _relocate(actor=actor, memories=[memory], to=to, move=False, field="memory_id")
+    return shared
