@@ -11,13 +11,12 @@ from typing import Any
 import pytest
 from asgiref.sync import async_to_sync
 from mcp import Client
-from mcp.shared.exceptions import MCPError
 
 from memories.mcp.auth import current_credential, lookup_token
 from memories.mcp.tools import build_server
 from memories.models import Conflict, ConflictStatus, Memory
 from tests.factories import make_token
-from tests.mcp_inproc import _keep_connection
+from tests.mcp_inproc import _keep_connection, prompt_or_read
 from tests.memories.mcp_support import ok, remember_directly
 
 pytestmark = pytest.mark.django_db
@@ -35,54 +34,28 @@ def as_client(secret: str, script: Callable[[Client], Awaitable[Any]]) -> Any:
         return async_to_sync(main)()
 
 
-def refusal(secret: str, script: Callable[[Client], Awaitable[Any]]) -> dict[str, Any]:
-    """The error envelope of a prompt or resource the server refused (a JSON-RPC error)."""
-
-    async def caught(client: Client) -> MCPError | None:
-        try:
-            await script(client)
-        except MCPError as exc:
-            return exc
-        return None
-
-    refused = as_client(secret, caught)
-    assert refused is not None, "no error"
-    error = refused.error
-    envelope = error.data["error"]
-    assert error.message.startswith(f"{envelope['code']}: ") and envelope["message"]
-    return envelope
-
-
 def prompt_text(secret: str, name: str, arguments: dict[str, str]) -> str:
-    async def script(client: Client) -> Any:
-        return await client.get_prompt(name, arguments)
-
-    [message] = as_client(secret, script).messages
-    assert message.role == "user"
-    return message.content.text
-
-
-def read(secret: str, uri: str) -> dict[str, Any]:
-    async def script(client: Client) -> Any:
-        return await client.read_resource(uri)
-
-    [contents] = as_client(secret, script).contents
-    assert contents.mime_type == "application/json"
-    return json.loads(contents.text)
-
-
-def read_refused(secret: str, uri: str) -> dict[str, Any]:
-    async def script(client: Client) -> Any:
-        return await client.read_resource(uri)
-
-    return refusal(secret, script)
+    text, refused = prompt_or_read(secret, prompt=name, arguments=arguments)
+    assert refused is None, refused
+    return text
 
 
 def prompt_refused(secret: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    async def script(client: Client) -> Any:
-        return await client.get_prompt(name, arguments)
+    text, refused = prompt_or_read(secret, prompt=name, arguments=arguments)
+    assert text is None and refused is not None, text
+    return refused
 
-    return refusal(secret, script)
+
+def read(secret: str, uri: str) -> dict[str, Any]:
+    text, refused = prompt_or_read(secret, uri=uri)
+    assert refused is None, refused
+    return json.loads(text)
+
+
+def read_refused(secret: str, uri: str) -> dict[str, Any]:
+    text, refused = prompt_or_read(secret, uri=uri)
+    assert text is None and refused is not None, text
+    return refused
 
 
 def test_the_prompts_and_resources_are_listed(tenancy):
