@@ -191,13 +191,18 @@ async def read_as_actor(ctx: Context | None, work: Callable[[Actor], Any]) -> An
         raise protocol_error("internal", INTERNAL_MESSAGE) from None
 
 
-def _argument_error(exc: ValidationError) -> CallToolResult:
+def _invalid_arguments(exc: ValidationError) -> tuple[str, dict[str, list[str]]]:
+    """The message and details of arguments the validation refused."""
     details: dict[str, list[str]] = {}
     for error in exc.errors():
         field = ".".join(str(part) for part in error["loc"]) or "arguments"
         details.setdefault(field, []).append(error["msg"])
     field, messages = next(iter(details.items()))
-    return error_result("validation_failed", f"{field}: {messages[0]}", details)
+    return f"{field}: {messages[0]}", details
+
+
+def _argument_error(exc: ValidationError) -> CallToolResult:
+    return error_result("validation_failed", *_invalid_arguments(exc))
 
 
 def _unreadable_text(value: Any) -> str | None:
@@ -317,6 +322,12 @@ class ZeroMemoryServer(MCPServer):
         except MCPError:
             raise
         except ValueError as exc:
+            if isinstance(exc.__cause__, ValueError) and isinstance(
+                exc.__cause__.__cause__, ValidationError
+            ):
+                raise protocol_error(
+                    "validation_failed", *_invalid_arguments(exc.__cause__.__cause__)
+                ) from None
             raise protocol_error("validation_failed", str(exc)) from None
 
     async def read_resource(self, uri: Any, context: Context | None = None) -> Any:

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from asgiref.sync import async_to_sync
 from mcp import Client
+from mcp.shared.exceptions import MCPError
 
 from memories.mcp.auth import current_credential, lookup_token
 from memories.mcp.tools import build_server
@@ -212,3 +213,12 @@ def test_read_answers_carry_resource_links_to_their_memories(tenancy):
         assert links[0].name == memory_id and links[0].mime_type == "application/json"
         assert memory_id in json.dumps(answer)
     assert [block.type for block in seen["forget"].content] == ["text"]
+
+
+def test_a_prompt_argument_of_the_wrong_type_names_the_argument():
+    # The Python SDK's client refuses a non-string argument itself: ask the server object, as a
+    # client that sends one reaches it.
+    with pytest.raises(MCPError) as refused:
+        async_to_sync(build_server().get_prompt)("brief", {"task": 5})
+    envelope = refused.value.error.data["error"]
+    assert envelope["code"] == "validation_failed" and "task" in envelope["details"], envelope
