@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from memories.models import Memory
 from zeromemory.core.errors import ErrorBody
@@ -335,3 +335,14 @@ class BenchmarkOut(BaseModel):
             results=results,
             misses=[case for case in results if case.missed],
         )
+
+
+class ScopeHoldingsOut(BaseModel):
+    """The MCP resource zm://scope/{id}: a readable scope and what it holds now."""
+
+    id: str
+    name: str
+    kind: str
+    role: str | None = Field(description="The caller's role: reader, writer or admin.")
+    memories: int = Field(description="Valid memories in the scope.")
+    kinds: dict[str, int] = Field(description="Valid memories by kind.")

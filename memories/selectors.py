@@ -20,6 +20,7 @@ from memories.models import (
     ValidityPeriod,
 )
 from scopes import access
+from scopes.models import Scope
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import Forbidden, NotFound
 from zeromemory.core.paging import Page, cursor_page
@@ -203,3 +204,15 @@ def memory_history(*, actor: Actor, public_id: str) -> MemoryHistory:
             )
         },
     )
+
+
+def scope_kind_counts(*, scope: Scope) -> dict[str, int]:
+    """The valid memories of a scope the caller may read (obtained through `scopes.access`),
+    counted by kind: what the scope holds now."""
+    rows = (
+        Memory.objects.filter(scope=scope, valid=True)
+        .values_list("kind_id")
+        .annotate(n=Count("id"))
+        .order_by("kind_id")
+    )
+    return dict(rows)

@@ -19,6 +19,7 @@ from unittest import mock
 
 from asgiref.sync import async_to_sync
 from mcp import Client
+from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult
 
 from memories.mcp.auth import current_credential, lookup_token
@@ -78,3 +79,35 @@ def structured(result: CallToolResult) -> dict[str, Any]:
         return json.loads(block.text)
     assert result.structured_content is not None, result.content
     return result.structured_content
+
+
+async def _prompt_or_read(
+    secret: str, prompt: str | None, arguments: dict[str, Any], uri: str | None
+) -> tuple[str | None, dict[str, Any] | None]:
+    current_credential.set(lambda: lookup_token(secret))
+    async with Client(build_server()) as client:
+        try:
+            if prompt is not None:
+                [message] = (await client.get_prompt(prompt, arguments)).messages
+                assert message.role == "user"
+                return message.content.text, None
+            [contents] = (await client.read_resource(uri)).contents
+            assert contents.mime_type == "application/json"
+            return contents.text, None
+        except MCPError as exc:
+            envelope = exc.error.data["error"]
+            assert exc.error.message.startswith(f"{envelope['code']}: ") and envelope["message"]
+            return None, envelope
+
+
+def prompt_or_read(
+    secret: str,
+    *,
+    prompt: str | None = None,
+    arguments: dict[str, Any] | None = None,
+    uri: str | None = None,
+) -> tuple[str | None, dict[str, Any] | None]:
+    """The text of the prompt `prompt` (its one user message) or of the resource `uri`, or the
+    error envelope its refusal (a JSON-RPC error) carries: (text, None) or (None, envelope)."""
+    with _keep_connection():
+        return async_to_sync(_prompt_or_read)(secret, prompt, arguments or {}, uri)

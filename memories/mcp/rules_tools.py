@@ -10,7 +10,6 @@ from typing import Annotated, Any
 
 from asgiref.sync import sync_to_async
 from mcp.server.mcpserver import Context
-from mcp.server.mcpserver.exceptions import ResourceError
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, Field
 
@@ -18,13 +17,12 @@ from memories.feedback import Wrong
 from memories.feedback import mark_used as feedback_mark_used
 from memories.mcp import contract
 from memories.mcp.auth import current_credential
-from memories.mcp.server import call_as_actor, run_tool
+from memories.mcp.server import read_as_actor, run_tool
 from memories.rulebook import approved_rules
 from memories.rules.schemas import RuleOut, RulesOut, UsedOut
 from memories.rules.usage import MAX_IDS
 from scopes import access
 from zeromemory.core.actor import Actor, Surface
-from zeromemory.core.errors import DomainError
 from zeromemory.core.outage import orm_call
 
 logger = logging.getLogger(__name__)
@@ -70,12 +68,9 @@ def _approved_answer(actor: Actor) -> RulesOut:
 
 
 async def rules_resource() -> str:
-    """The approved rules of the scopes this connection reads, as JSON."""
-    call = sync_to_async(call_as_actor, thread_sensitive=True)
-    try:
-        answer = await call(current_credential.get(), "", "", _approved_answer)
-    except DomainError as exc:
-        raise ResourceError(f"{exc.code}: {exc.message}") from None
+    """The approved rules of the scopes this connection reads, as JSON; a refusal in the same
+    shape as the other resources'."""
+    answer = await read_as_actor(None, _approved_answer)
     return json.dumps(answer.model_dump(mode="json"), ensure_ascii=False)
 
 

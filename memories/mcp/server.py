@@ -22,14 +22,23 @@ import inspect
 import json
 import logging
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from typing import Any
 
 from asgiref.sync import sync_to_async
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp_types import CallToolResult, InputRequiredResult, TextContent, Tool
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError, UnexpectedToolError
+from mcp.shared.exceptions import MCPError
+from mcp_types import (
+    CallToolResult,
+    GetPromptResult,
+    InputRequiredResult,
+    ResourceLink,
+    TextContent,
+    Tool,
+)
+from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 from pydantic import BaseModel, ValidationError
 
 from memories import selectors
@@ -55,6 +64,7 @@ CONVERSATION_ID_SCHEMA = {
 }
 current_conversation: ContextVar[str] = ContextVar("current_conversation", default="")
 
+SERVER_FAULTS = ("internal", "unavailable")
 INTERNAL_MESSAGE = "Something went wrong on the server. Try again later; if it persists, report it."
 
 
@@ -62,8 +72,10 @@ def _text(data: dict[str, Any]) -> list[TextContent]:
     return [TextContent(type="text", text=json.dumps(data, ensure_ascii=False))]
 
 
-def ok_result(data: dict[str, Any]) -> CallToolResult:
-    return CallToolResult(content=_text(data), structured_content=data)
+def ok_result(data: dict[str, Any], links: Sequence[ResourceLink] = ()) -> CallToolResult:
+    """The answer as structured content and JSON text, then `links` (resource links to the
+    memories it names): content blocks, so the output schema (of the structured content) holds."""
+    return CallToolResult(content=[*_text(data), *links], structured_content=data)
 
 
 def error_result(code: str, message: str, details: Any = None) -> CallToolResult:
@@ -135,9 +147,12 @@ def call_as_actor(
 
 
 async def run_tool(
-    ctx: Context, work: Callable[[Actor], BaseModel | dict[str, Any]]
+    ctx: Context,
+    work: Callable[[Actor], BaseModel | dict[str, Any]],
+    links: Callable[[dict[str, Any]], list[ResourceLink]] | None = None,
 ) -> CallToolResult:
-    """Run `work(actor)` in the ORM thread; map domain errors to tool errors."""
+    """Run `work(actor)` in the ORM thread; map domain errors to tool errors. `links(answer)`
+    adds resource links to the answer's memories."""
     call = sync_to_async(call_as_actor, thread_sensitive=True)
     try:
         answer = await call(
@@ -149,16 +164,45 @@ async def run_tool(
     except Exception:
         logger.exception("an MCP tool failed")
         return error_result("internal", INTERNAL_MESSAGE)
-    return ok_result(data)
+    return ok_result(data, links(data) if links is not None else ())
 
 
-def _argument_error(exc: ValidationError) -> CallToolResult:
+def protocol_error(code: str, message: str, details: Any = None) -> MCPError:
+    """A prompt's or resource's refusal: a JSON-RPC error (those answers have no error flag),
+    invalid params unless the server failed, the stable code leading its message and the
+    error envelope as its data."""
+    number = INTERNAL_ERROR if code in SERVER_FAULTS else INVALID_PARAMS
+    return MCPError(number, f"{code}: {message}", data=error_body(code, message, details))
+
+
+async def read_as_actor(ctx: Context | None, work: Callable[[Actor], Any]) -> Any:
+    """`work(actor)` for a prompt or a resource, through the same door as a tool (the token's
+    user, its throttle, the access module); a refusal is a `protocol_error`, never content."""
+    call = sync_to_async(call_as_actor, thread_sensitive=True)
+    try:
+        client = client_name(ctx) if ctx is not None else ""
+        return await call(current_credential.get(), client, "", work)
+    except DomainError as exc:
+        raise protocol_error(exc.code, exc.message, exc.details) from None
+    except MCPError:
+        raise
+    except Exception:
+        logger.exception("an MCP prompt or resource failed")
+        raise protocol_error("internal", INTERNAL_MESSAGE) from None
+
+
+def _invalid_arguments(exc: ValidationError) -> tuple[str, dict[str, list[str]]]:
+    """The message and details of arguments the validation refused."""
     details: dict[str, list[str]] = {}
     for error in exc.errors():
         field = ".".join(str(part) for part in error["loc"]) or "arguments"
         details.setdefault(field, []).append(error["msg"])
     field, messages = next(iter(details.items()))
-    return error_result("validation_failed", f"{field}: {messages[0]}", details)
+    return f"{field}: {messages[0]}", details
+
+
+def _argument_error(exc: ValidationError) -> CallToolResult:
+    return error_result("validation_failed", *_invalid_arguments(exc))
 
 
 def _unreadable_text(value: Any) -> str | None:
@@ -180,8 +224,11 @@ def _unreadable_text(value: Any) -> str | None:
     return None
 
 
-def _arguments_error(allowed: set[str], arguments: dict[str, Any]) -> CallToolResult | None:
-    """What REST refuses before any service runs: unknown fields, NUL and invalid text."""
+def _arguments_problem(
+    allowed: set[str], arguments: dict[str, Any]
+) -> tuple[str, dict[str, list[str]]] | None:
+    """What REST refuses before any service runs: unknown fields, NUL and invalid text (the
+    message and the details), or None."""
     details: dict[str, list[str]] = {}
     for field in arguments:
         if field not in allowed:
@@ -191,7 +238,12 @@ def _arguments_error(allowed: set[str], arguments: dict[str, Any]) -> CallToolRe
     if not details:
         return None
     field, messages = next(iter(details.items()))
-    return error_result("validation_failed", f"{field}: {messages[0]}", details)
+    return f"{field}: {messages[0]}", details
+
+
+def _arguments_error(allowed: set[str], arguments: dict[str, Any]) -> CallToolResult | None:
+    problem = _arguments_problem(allowed, arguments)
+    return None if problem is None else error_result("validation_failed", *problem)
 
 
 class ZeroMemoryServer(MCPServer):
@@ -252,3 +304,36 @@ class ZeroMemoryServer(MCPServer):
                 tools = ", ".join(contract.DESCRIPTIONS)
                 return error_result("not_found", f"No tool named {name!r}. Tools: {tools}.")
             return error_result("validation_failed", str(exc))
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, Any] | None = None, context: Context | None = None
+    ) -> GetPromptResult | InputRequiredResult:
+        """A prompt; an unknown name or an argument the prompt refuses answers in the stable
+        error shape (`protocol_error`)."""
+        prompt = self._prompt_manager.get_prompt(name)
+        if prompt is None:
+            prompts = ", ".join(p.name for p in self._prompt_manager.list_prompts())
+            raise protocol_error("not_found", f"No prompt named {name!r}. Prompts: {prompts}.")
+        problem = _arguments_problem({a.name for a in prompt.arguments or []}, arguments or {})
+        if problem is not None:
+            raise protocol_error("validation_failed", *problem)
+        try:
+            return await super().get_prompt(name, arguments, context)
+        except MCPError:
+            raise
+        except ValueError as exc:
+            if isinstance(exc.__cause__, ValueError) and isinstance(
+                exc.__cause__.__cause__, ValidationError
+            ):
+                raise protocol_error(
+                    "validation_failed", *_invalid_arguments(exc.__cause__.__cause__)
+                ) from None
+            raise protocol_error("validation_failed", str(exc)) from None
+
+    async def read_resource(self, uri: Any, context: Context | None = None) -> Any:
+        """A resource; a URI that names none (or that the templates refuse, such as one with a
+        NUL or a path step) answers not_found in the stable error shape."""
+        try:
+            return await super().read_resource(uri, context)
+        except ResourceNotFoundError:
+            raise protocol_error("not_found", f"No resource {str(uri)[:200]!r}.") from None

@@ -25,6 +25,8 @@ from memories.mcp.history_tools import HISTORY_TOOLS, AsOf
 from memories.mcp.hygiene_tools import HYGIENE_TOOLS
 from memories.mcp.insights_tools import INSIGHTS_TOOLS
 from memories.mcp.portability_tools import PORTABILITY_TOOLS
+from memories.mcp.prompts import add_prompts
+from memories.mcp.resources import add_resources, memory_links
 from memories.mcp.rules_tools import RULE_TOOLS, RULES_URI, RulesInInstructions, rules_resource
 from memories.mcp.server import ZeroMemoryServer, memory_to_change, run_tool
 from memories.models import SourceKind, TranslationStatus
@@ -133,7 +135,7 @@ async def recall(
         hits = hybrid_recall(actor=actor, query=query, scopes=scopes, kinds=kinds, k=k, as_of=as_of)
         return RecallOut(query=query, results=hits)
 
-    return await run_tool(ctx, work)
+    return await run_tool(ctx, work, memory_links)
 
 
 async def build_context(
@@ -155,7 +157,7 @@ async def build_context(
         )
         return found.answer()
 
-    return await run_tool(ctx, work)
+    return await run_tool(ctx, work, memory_links)
 
 
 async def briefing(
@@ -168,7 +170,7 @@ async def briefing(
         found = context.briefing(actor=actor, max_tokens=max_tokens, scopes=scopes, as_of=as_of)
         return found.answer()
 
-    return await run_tool(ctx, work)
+    return await run_tool(ctx, work, memory_links)
 
 
 async def forget(
@@ -289,6 +291,9 @@ def build_server() -> ZeroMemoryServer:
         description=contract.RULES_RESOURCE,
         mime_type="application/json",
     )(rules_resource)
+    # Issue 38: the prompts, and the resource templates a memory and a scope.
+    add_prompts(server)
+    add_resources(server)
     # The initialization answer carries the rules of the caller's scopes after the instructions.
     server._lowlevel_server.middleware.append(RulesInInstructions())
     return server

@@ -8,6 +8,7 @@
 //   {"tools": {"owner": ["remember", ...]},
 //    "calls": [{"outcome": "result", "isError": false, "text": "...", "structured": true},
 //              {"outcome": "thrown", "message": "MCP error -32602: ..."}, ...]}
+// (a tool's result also lists the uris of its resource links; for prompts and resources see OPS)
 // in the order of the plan. A call the SDK throws on is reported, never fatal: the pytest side
 // (tests/memories/mcp_ts_support.py, test_mcp.py) names the tool that failed and how.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -28,6 +29,25 @@ async function connect(url, secret) {
   return client;
 }
 
+// A plan step with "op" (listPrompts, getPrompt, listResources, listResourceTemplates,
+// readResource) and its "params" calls that client method: {"outcome": "result", "data": ...}
+// or {"outcome": "thrown", "message", "code", "data"} (a JSON-RPC error, the SDK's McpError).
+const OPS = ["listPrompts", "getPrompt", "listResources", "listResourceTemplates", "readResource"];
+
+async function request(client, call) {
+  if (!OPS.includes(call.op)) return { outcome: "thrown", message: `unknown op ${call.op}` };
+  try {
+    return { outcome: "result", data: await client[call.op](call.params ?? {}) };
+  } catch (error) {
+    return {
+      outcome: "thrown",
+      message: String(error?.message ?? error),
+      code: error?.code,
+      data: error?.data,
+    };
+  }
+}
+
 async function main() {
   const plan = await readStdin();
   const clients = {};
@@ -40,6 +60,10 @@ async function main() {
   }
   const calls = [];
   for (const call of plan.calls) {
+    if (call.op !== undefined) {
+      calls.push(await request(clients[call.as], call));
+      continue;
+    }
     try {
       const result = await clients[call.as].callTool({
         name: call.tool,
@@ -54,6 +78,9 @@ async function main() {
         isError: result.isError === true,
         text,
         structured: result.structuredContent !== undefined,
+        links: (result.content ?? [])
+          .filter((block) => block.type === "resource_link")
+          .map((block) => block.uri),
       });
     } catch (error) {
       calls.push({ outcome: "thrown", message: String(error?.message ?? error) });

@@ -115,7 +115,7 @@ def answer(result: CallToolResult) -> dict[str, Any]:
     error, the error envelope that is its only text block."""
     if result.is_error:
         return structured(result)
-    [block] = result.content
+    [block] = [block for block in result.content if block.type == "text"]  # then resource links
     assert json.loads(block.text) == structured(result)
     return result.structured_content
 
