@@ -25,6 +25,7 @@ from memories.mcp.hygiene_tools import HYGIENE_TOOLS
 from memories.mcp.insights_tools import INSIGHTS_TOOLS
 from memories.mcp.portability_tools import PORTABILITY_TOOLS
 from memories.mcp.rules_tools import RULE_TOOLS, RULES_URI, RulesInInstructions, rules_resource
+from memories.mcp.scope_tools import SCOPE_TOOLS
 from memories.mcp.server import ZeroMemoryServer, memory_to_change, run_tool
 from memories.models import SourceKind, TranslationStatus
 from memories.recall import budget, context, inputs
@@ -258,6 +259,7 @@ TOOLS: list[tuple[Callable[..., Any], str, ToolAnnotations]] = [
     *PORTABILITY_TOOLS,
     *RULE_TOOLS,
     *INSIGHTS_TOOLS,
+    *SCOPE_TOOLS,
 ]
 
 
