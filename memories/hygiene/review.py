@@ -165,12 +165,22 @@ def conflicts_resolve(
     actor: Actor,
     resolutions: list[tuple[Conflict, str]],
     dry_run: bool = False,
+    confirm: bool = False,
     render: Callable[[Conflict], Answer],
 ) -> list[Answer]:
     """Several resolutions (or undos) at once, in order, all or nothing: one that cannot be
     applied leaves none written and is refused as `validation_failed` naming `items.<index>`.
     Each answer is `render(conflict)` once all are applied; a dry run applies them the same
-    way, renders, and rolls everything back, so it answers exactly what the call would do."""
+    way, renders, and rolls everything back, so it answers exactly what the call would do.
+    More than one resolution for real needs `confirm` (the caller said it means it)."""
+    if not dry_run and len(resolutions) > 1 and not confirm:
+        raise ValidationFailed(
+            "confirm",
+            _(
+                "Resolving several items changes memories: send confirm: true "
+                "(or dry_run: true to see what would happen)."
+            ),
+        )
     answers: list[Answer] = []
     try:
         with transaction.atomic():

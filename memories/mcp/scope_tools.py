@@ -20,7 +20,6 @@ from memories.mcp.hygiene_tools import Action, ConflictId
 from memories.mcp.server import named, run_tool
 from scopes import access
 from zeromemory.core.actor import Actor
-from zeromemory.core.errors import ValidationFailed
 
 ScopeId = Annotated[str, Field(max_length=40, description="A scope id from list_scopes.")]
 
@@ -69,25 +68,14 @@ async def resolve_conflicts(
     ] = False,
 ) -> Annotated[CallToolResult, ConflictsResolvedOut]:
     def work(actor: Actor) -> ConflictsResolvedOut:
-        if not dry_run and len(items) > 1 and not confirm:
-            raise ValidationFailed(
-                "confirm",
-                "Resolving several items changes memories: send confirm: true "
-                "(or dry_run: true to see what would happen).",
-            )
-        conflicts = [
-            named(
-                f"items.{index}.conflict_id",
-                lambda item=item: queue.conflict_for_review(
-                    actor=actor, public_id=item.conflict_id
-                ),
-            )
-            for index, item in enumerate(items)
-        ]
+        conflicts = queue.conflicts_for_review(
+            actor=actor, public_ids=[item.conflict_id for item in items]
+        )
         results = review.conflicts_resolve(
             actor=actor,
             resolutions=[(c, item.action) for c, item in zip(conflicts, items, strict=True)],
             dry_run=dry_run,
+            confirm=confirm,
             render=lambda c: ConflictOut.of(
                 queue.conflict_for_review(actor=actor, public_id=c.public_id)
             ),
