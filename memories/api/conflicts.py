@@ -119,6 +119,7 @@ class ConflictBulkResolveView(APIView):
     @extend_schema(
         request=Input,
         responses=ConflictsResolvedOut,
+        operation_id="v1_conflicts_resolve_many",
         summary="Resolve several conflicts at once, all or nothing (dry_run: write nothing)",
     )
     def post(self, request):
