@@ -6,7 +6,16 @@ from __future__ import annotations
 import pytest
 
 from memories import spend
-from memories.models import Conflict, ConflictStatus, LlmPath, LlmSpend, Memory, Relation
+from memories.hygiene import scan
+from memories.models import (
+    Conflict,
+    ConflictStatus,
+    HygieneScan,
+    LlmPath,
+    LlmSpend,
+    Memory,
+    Relation,
+)
 from tests.factories import make_scope, make_token
 from tests.mcp_inproc import call_tool, structured
 from tests.memories.hygiene.support import write
@@ -176,3 +185,17 @@ def test_scan_hygiene_is_for_admins(pair, tenancy, api):
     assert refused["error"]["code"] == "not_found" and "scope" in refused["error"]["details"]
     assert api(tenancy.reader).post(f"/api/v1/scopes/{team}/hygiene-scan").status_code == 403
     assert not Conflict.objects.exists()
+
+
+def test_scan_hygiene_takes_what_changed_since_the_last_finished_scan(pair, tenancy):
+    scan.hygiene_scan()  # the schedule's scan: the pair is queued, every memory compared
+    team = tenancy.team.public_id
+    failed, answer = call(tenancy.owner, "scan_hygiene", scope=team)
+    assert not failed and (answer["subjects"], answer["pairs_new"]) == (0, 0)
+    write(tenancy.owner, "Frontend components are named in PascalCase.", tenancy.team)
+    failed, answer = call(tenancy.owner, "scan_hygiene", scope=team)
+    assert (answer["subjects"], answer["pairs_found"]) == (1, 0)
+    # A share at a time: what is left past it is said, and left to the schedule.
+    HygieneScan.objects.all().delete()
+    first = scan.scope_scan(scope_id=tenancy.team.pk, slice_size=2)
+    assert (first.subjects, first.more) == (2, True)
