@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
 from memories.hygiene.rules import RANKS
 from memories.models import Conflict, Memory
 from memories.schemas import MemoryFields
+
+if TYPE_CHECKING:
+    from memories.hygiene.service import ScopeScanned
 
 
 class ConflictMemoryOut(MemoryFields):
@@ -120,7 +124,7 @@ class ScopeScanOut(BaseModel):
     over_budget: bool  # judging waits for the next UTC day
 
     @classmethod
-    def of(cls, scope_id: str, scanned) -> ScopeScanOut:
+    def of(cls, scope_id: str, scanned: ScopeScanned) -> ScopeScanOut:
         scan = scanned.scan
         return cls(
             scope=scope_id,
