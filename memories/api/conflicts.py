@@ -8,13 +8,25 @@ from rest_framework import serializers, status
 from rest_framework.views import APIView
 
 from memories import selectors
-from memories.hygiene import review
+from memories.hygiene import review, service
 from memories.hygiene import selectors as queue
-from memories.hygiene.schemas import ChallengeOut, ConflictOut, ConflictPageOut
+from memories.hygiene.schemas import (
+    ChallengeOut,
+    ConflictOut,
+    ConflictPageOut,
+    ConflictsResolvedOut,
+    ScopeScanOut,
+)
 from memories.models import ConflictStatus, Relation
+from scopes import access
 from zeromemory.core.actor import actor_for_request
 from zeromemory.core.rendering import render
-from zeromemory.core.serializers import PagedQuery, StrictCharField, StrictSerializer
+from zeromemory.core.serializers import (
+    PagedQuery,
+    StrictBooleanField,
+    StrictCharField,
+    StrictSerializer,
+)
 
 
 def _answer(actor, public_id: str, code: int = status.HTTP_200_OK):
@@ -87,3 +99,57 @@ class ChallengeView(APIView):
         conflict, new = review.memory_challenge(actor=actor, memory=memory, reason=reason)
         code = status.HTTP_201_CREATED if new else status.HTTP_200_OK
         return render(ChallengeOut.of(conflict, new=new, reason=reason), status=code)
+
+
+@extend_schema_serializer(component_name="ConflictResolveItem")
+class ResolutionItem(StrictSerializer):
+    conflict_id = StrictCharField(max_length=40)
+    action = serializers.ChoiceField(choices=review.ACTIONS)
+
+
+class ConflictBulkResolveView(APIView):
+    @extend_schema_serializer(component_name="ConflictBulkResolve")
+    class Input(StrictSerializer):
+        items = serializers.ListField(
+            child=ResolutionItem(), allow_empty=False, max_length=review.MAX_BULK
+        )
+        dry_run = StrictBooleanField(required=False, default=False)
+        confirm = StrictBooleanField(required=False, default=False)
+
+    @extend_schema(
+        request=Input,
+        responses=ConflictsResolvedOut,
+        operation_id="v1_conflicts_resolve_many",
+        summary="Resolve several conflicts at once, all or nothing (dry_run: write nothing)",
+    )
+    def post(self, request):
+        actor = actor_for_request(request)
+        body = self.Input(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        conflicts = queue.conflicts_for_review(
+            actor=actor, public_ids=[item["conflict_id"] for item in data["items"]]
+        )
+        results = review.conflicts_resolve(
+            actor=actor,
+            resolutions=[
+                (c, item["action"]) for c, item in zip(conflicts, data["items"], strict=True)
+            ],
+            dry_run=data["dry_run"],
+            confirm=data["confirm"],
+            render=lambda c: ConflictOut.of(
+                queue.conflict_for_review(actor=actor, public_id=c.public_id)
+            ),
+        )
+        return render(ConflictsResolvedOut(dry_run=data["dry_run"], results=results))
+
+
+class ScopeHygieneScanView(APIView):
+    @extend_schema(
+        request=None,
+        responses=ScopeScanOut,
+        summary="Scan one scope for duplicates and contradictions now (admins)",
+    )
+    def post(self, request, scope_id: str):
+        scope = access.administrable_scope(actor_for_request(request), scope_id)
+        return render(ScopeScanOut.of(scope.public_id, service.scope_scan_now(scope=scope)))

@@ -1,4 +1,5 @@
-"""REST endpoints of insights: a scope's figures over a period, and one session's receipt."""
+"""REST endpoints of insights: a scope's figures over a period, one session's receipt, and what
+a scope holds."""
 
 from __future__ import annotations
 
@@ -6,8 +7,8 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.views import APIView
 
-from memories.insights import answers, sessions
-from memories.insights.schemas import InsightsOut, ReceiptOut
+from memories.insights import answers, overview, sessions
+from memories.insights.schemas import InsightsOut, ReceiptOut, ScopeOverviewOut
 from zeromemory.core.actor import actor_for_request
 from zeromemory.core.rendering import render
 from zeromemory.core.serializers import StrictCharField, StrictSerializer
@@ -53,3 +54,12 @@ class SessionReceiptView(APIView):
                 conversation_id=query.validated_data["conversation_id"],
             )
         )
+
+
+class ScopeOverviewView(APIView):
+    @extend_schema(
+        responses=ScopeOverviewOut,
+        summary="What a scope holds: kinds, newest and most recalled, rules, open review items",
+    )
+    def get(self, request, scope_id: str):
+        return render(overview.scope_overview(actor=actor_for_request(request), scope_id=scope_id))

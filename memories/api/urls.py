@@ -28,6 +28,11 @@ urlpatterns = [
     path("memories/<id:memory_id>/promote", rules.RulePromoteView.as_view(), name="api-promote"),
     path("scopes/<id:scope_id>/benchmark", read.BenchmarkView.as_view(), name="api-benchmark"),
     path("conflicts", conflicts.ConflictListView.as_view(), name="api-conflicts"),
+    path(
+        "conflicts/resolve",
+        conflicts.ConflictBulkResolveView.as_view(),
+        name="api-conflicts-resolve",
+    ),
     path("conflicts/<id:conflict_id>", conflicts.ConflictDetailView.as_view(), name="api-conflict"),
     path(
         "conflicts/<id:conflict_id>/resolve",
@@ -58,6 +63,16 @@ urlpatterns = [
         "scopes/<id:scope_id>/import-export",
         portability.ImportExportView.as_view(),
         name="api-scope-import-export",
+    ),
+    path(
+        "scopes/<id:scope_id>/overview",
+        insights.ScopeOverviewView.as_view(),
+        name="api-scope-overview",
+    ),
+    path(
+        "scopes/<id:scope_id>/hygiene-scan",
+        conflicts.ScopeHygieneScanView.as_view(),
+        name="api-scope-hygiene-scan",
     ),
     path("insights", insights.InsightsView.as_view(), name="api-insights"),
     path("insights/session", insights.SessionReceiptView.as_view(), name="api-insights-session"),

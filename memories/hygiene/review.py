@@ -8,7 +8,9 @@ memory through `memories.selectors`; these services trust what they receive.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
+from typing import TypeVar
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
@@ -28,7 +30,7 @@ from memories.records import move_provenance, return_provenance
 from memories.services.lifecycle import locked, memory_forget, memory_restore, memory_supersede
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import Conflict as ConflictError
-from zeromemory.core.errors import ValidationFailed
+from zeromemory.core.errors import DomainError, ValidationFailed
 from zeromemory.core.secrets import refuse_secrets
 
 ACTIONS = (*Resolution.values, "undo")
@@ -148,6 +150,51 @@ def conflict_resolve(*, actor: Actor, conflict: Conflict, action: str) -> Confli
             move = True
         _apply(conflict, resolution, actor=actor, retire=retire, move=move)
     return conflict
+
+
+Answer = TypeVar("Answer")
+MAX_BULK = 50  # resolutions in one bulk call
+
+
+class _DryRun(Exception):
+    """Raised to roll a dry run's transaction back once its answers are rendered."""
+
+
+def conflicts_resolve(
+    *,
+    actor: Actor,
+    resolutions: list[tuple[Conflict, str]],
+    dry_run: bool = False,
+    confirm: bool = False,
+    render: Callable[[Conflict], Answer],
+) -> list[Answer]:
+    """Several resolutions (or undos) at once, in order, all or nothing: one that cannot be
+    applied leaves none written and is refused as `validation_failed` naming `items.<index>`.
+    Each answer is `render(conflict)` once all are applied; a dry run applies them the same
+    way, renders, and rolls everything back, so it answers exactly what the call would do.
+    More than one resolution for real needs `confirm` (the caller said it means it)."""
+    if not dry_run and len(resolutions) > 1 and not confirm:
+        raise ValidationFailed(
+            "confirm",
+            _(
+                "Resolving several items changes memories: send confirm: true "
+                "(or dry_run: true to see what would happen)."
+            ),
+        )
+    answers: list[Answer] = []
+    try:
+        with transaction.atomic():
+            for index, (conflict, action) in enumerate(resolutions):
+                try:
+                    conflict_resolve(actor=actor, conflict=conflict, action=action)
+                except DomainError as exc:
+                    raise ValidationFailed(f"items.{index}", exc.message) from None
+            answers = [render(conflict) for conflict, _action in resolutions]
+            if dry_run:
+                raise _DryRun
+    except _DryRun:
+        pass
+    return answers
 
 
 def conflict_undo(*, actor: Actor, conflict: Conflict) -> Conflict:

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
 from memories.hygiene.rules import RANKS
 from memories.models import Conflict, Memory
 from memories.schemas import MemoryFields
+
+if TYPE_CHECKING:
+    from memories.hygiene.service import ScopeScanned
 
 
 class ConflictMemoryOut(MemoryFields):
@@ -95,4 +99,41 @@ class ChallengeOut(BaseModel):
             status=conflict.status,
             new=new,
             reason=reason.strip(),
+        )
+
+
+class ConflictsResolvedOut(BaseModel):
+    """The answer to a bulk resolution: each item as it is after it (a dry run: as it would be;
+    nothing was written)."""
+
+    dry_run: bool
+    results: list[ConflictOut]
+
+
+class ScopeScanOut(BaseModel):
+    """What one scope's scan now found and queued for the judge."""
+
+    scope: str
+    subjects: int  # memories changed since the last finished scan, compared now
+    more: bool  # subjects beyond this scan's share, left to the scheduled scans
+    pairs_found: int
+    pairs_new: int  # queued for the judge
+    awaiting_judgement: int  # the scope's pairs waiting for the judge, new or earlier
+    judge_tokens_today: int
+    judge_budget: int  # tokens a day for the scope; 0: no budget
+    over_budget: bool  # judging waits for the next UTC day
+
+    @classmethod
+    def of(cls, scope_id: str, scanned: ScopeScanned) -> ScopeScanOut:
+        scan = scanned.scan
+        return cls(
+            scope=scope_id,
+            subjects=scan.subjects,
+            more=scan.more,
+            pairs_found=scan.pairs_found,
+            pairs_new=scan.pairs_new,
+            awaiting_judgement=scanned.awaiting_judgement,
+            judge_tokens_today=scanned.judge_tokens_today,
+            judge_budget=scanned.judge_budget,
+            over_budget=scanned.over_budget,
         )

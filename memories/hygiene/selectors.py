@@ -12,7 +12,7 @@ from django.utils.translation import gettext as _
 from memories.models import Conflict, ConflictStatus
 from scopes import access
 from zeromemory.core.actor import Actor
-from zeromemory.core.errors import NotFound
+from zeromemory.core.errors import Forbidden, NotFound
 from zeromemory.core.paging import Page, cursor_page
 
 _RELATED = (
@@ -70,3 +70,15 @@ def conflict_for_review(*, actor: Actor, public_id: str) -> Conflict:
         raise NotFound(_("No conflict with id %(id)s.") % {"id": public_id})
     access.administrable_scope(actor, conflict.scope.public_id)
     return conflict
+
+
+def conflicts_for_review(*, actor: Actor, public_ids: list[str]) -> list[Conflict]:
+    """Several conflicts for a bulk resolution, in order, each as `conflict_for_review`; a
+    refusal names the item (`items.<index>.conflict_id`)."""
+    found = []
+    for index, public_id in enumerate(public_ids):
+        try:
+            found.append(conflict_for_review(actor=actor, public_id=public_id))
+        except (NotFound, Forbidden) as exc:
+            raise exc.naming(f"items.{index}.conflict_id") from None
+    return found

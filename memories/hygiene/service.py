@@ -19,10 +19,11 @@ waits behind nobody's first pairs and nobody waits behind it.
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 from datetime import datetime
 
 from django.conf import settings
-from django.db import connection
+from django.db import connection, transaction
 from django.utils import timezone
 from django_q.brokers import get_broker
 from django_q.tasks import async_task
@@ -31,8 +32,10 @@ from memories import spend
 from memories.hygiene import rules
 from memories.hygiene.judge import SAME_TEXT, Side, Verdict, judge_pairs, same_text
 from memories.hygiene.review import resolve_automatically
+from memories.hygiene.scan import ScopeScan, scope_scan
 from memories.jobs import Job
 from memories.models import Conflict, ConflictStatus, LlmPath
+from scopes.models import Scope
 from zeromemory.core.llm import LLMCallFailed
 
 OVER_BUDGET = "The scope's daily judge token budget is spent; judging resumes tomorrow."
@@ -210,3 +213,30 @@ def judge_next() -> int:
 def conflict_retry(*, conflict: Conflict) -> str | None:
     """A failed pair back in the queue with fresh attempts (the admin's action)."""
     return JUDGING.retry(row=conflict)
+
+
+@dataclass(frozen=True)
+class ScopeScanned:
+    scan: ScopeScan
+    awaiting_judgement: int  # the scope's pairs queued for the judge (new or earlier)
+    judge_tokens_today: int
+    judge_budget: int  # tokens a day for the scope; 0: no budget
+    over_budget: bool  # judging of the scope waits for the next UTC day
+
+
+def scope_scan_now(*, scope: Scope) -> ScopeScanned:
+    """An admin's scan of one scope now; its new pairs go to the judge when the transaction
+    commits, judged inside the scope's daily judge budget (over it they wait for the next day)."""
+    scan = scope_scan(scope_id=scope.pk)
+    if scan.pairs_new:
+        transaction.on_commit(sweep_conflicts)
+    waiting = Conflict.objects.filter(
+        scope=scope, status__in=(ConflictStatus.PENDING, ConflictStatus.WAITING_FOR_KEY)
+    ).count()
+    return ScopeScanned(
+        scan=scan,
+        awaiting_judgement=waiting,
+        judge_tokens_today=spend.spent_today(path=LlmPath.JUDGE, scope_id=scope.pk),
+        judge_budget=spend.budget_of(LlmPath.JUDGE),
+        over_budget=spend.over_budget(path=LlmPath.JUDGE, scope_id=scope.pk),
+    )

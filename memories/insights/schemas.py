@@ -1,10 +1,13 @@
-"""The insights answers: a scope's figures over a period, and one session's receipt."""
+"""The insights answers: a scope's figures over a period, one session's receipt, and what a
+scope holds."""
 
 from __future__ import annotations
 
 from datetime import date, datetime
 
 from pydantic import BaseModel
+
+from scopes.schemas import MemberOut
 
 
 class DayOut(BaseModel):
@@ -121,3 +124,31 @@ class ReceiptOut(BaseModel):
     tokens_delivered: int
     conflicts_raised: int
     line: str
+
+
+class KindCountOut(BaseModel):
+    kind: str
+    count: int
+
+
+class OverviewRuleOut(BaseModel):
+    id: str
+    text: str
+    memory_id: str
+
+
+class ScopeOverviewOut(BaseModel):
+    """What a scope holds (`describe_scope`); `members` only for its admins, else null."""
+
+    scope: str
+    name: str
+    kind: str  # personal or team
+    role: str | None  # the caller's
+    memories: int  # valid ones
+    retired: int  # forgotten or superseded
+    kinds: list[KindCountOut]  # valid memories by kind, the largest first
+    newest: list[MemoryLineOut]
+    most_recalled: list[MemoryLineOut]  # times: recalls in all
+    rules: list[OverviewRuleOut]  # approved, in their order
+    review_open: int
+    members: list[MemberOut] | None

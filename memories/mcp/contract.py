@@ -345,3 +345,60 @@ DESCRIPTIONS.update(
     import_memory=IMPORT_MEMORY,
     benchmark_memory=BENCHMARK_MEMORY,
 )
+
+# A scope's tools (memories.mcp.scope_tools).
+DESCRIBE_SCOPE = """\
+What a scope holds: its valid memories by kind, the newest and the most recalled few, its \
+approved team rules, how many review items are open, and (for its admins only) its members and \
+their roles. Use it to get your bearings in a scope before working in it.
+
+- scope: a scope id from list_scopes.
+
+Answers not_found for a scope you cannot read."""
+
+GET_CONFLICT = """\
+One item of the review queue with both memories side by side: the judge's verdict and \
+rationale (or a challenger's reason), each memory's text, author and authority rank, and how it \
+was resolved. For the scope's admins, like list_conflicts.
+
+- conflict_id: an id from list_conflicts."""
+
+RESOLVE_CONFLICTS = """\
+Resolve several review items at once, in order, through the same rules as resolve_conflict; all \
+or nothing: if one item cannot be applied, nothing is written and the error names it \
+(items.<index>). Retired memories are superseded or forgotten, never deleted (undo brings them \
+back).
+
+- items: [{conflict_id, action}], at most 50; action as in resolve_conflict.
+- dry_run: true answers what the call would do, writing nothing. Use it first.
+- confirm: must be true to resolve more than one item for real.
+
+Returns each item as it is after the call (or would be, on a dry run)."""
+
+SCAN_HYGIENE = """\
+Scan one scope for duplicates and contradictions now instead of waiting for the schedule: its \
+memories changed since the last scan are compared with their near neighbours in the scope, and \
+new pairs go to the judge, within the scope's daily judge token budget (past it, judging waits \
+for the next UTC day). For the scope's admins.
+
+- scope: a scope id from list_scopes.
+
+Returns how many memories were compared, the pairs found and newly queued, the scope's pairs \
+waiting for the judge, and its judge tokens spent today against the budget."""
+
+EXPORT_METRICS = """\
+A scope's insights as plain numbers: reads, memories and tokens served, writes by people, agents \
+and capture, queries that found nothing, the most recalled memories, the review and background \
+queues, and LLM spend, over the last 7, 30 or 90 UTC days. For whoever reads the scope; queries \
+of others that found nothing only for its admins.
+
+- scope: a scope id from list_scopes.
+- days: 7, 30 (the default) or 90."""
+
+DESCRIPTIONS.update(
+    describe_scope=DESCRIBE_SCOPE,
+    get_conflict=GET_CONFLICT,
+    resolve_conflicts=RESOLVE_CONFLICTS,
+    scan_hygiene=SCAN_HYGIENE,
+    export_metrics=EXPORT_METRICS,
+)

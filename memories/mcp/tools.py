@@ -28,6 +28,7 @@ from memories.mcp.portability_tools import PORTABILITY_TOOLS
 from memories.mcp.prompts import add_prompts
 from memories.mcp.resources import add_resources, memory_links
 from memories.mcp.rules_tools import RULE_TOOLS, RULES_URI, RulesInInstructions, rules_resource
+from memories.mcp.scope_tools import SCOPE_TOOLS
 from memories.mcp.server import ZeroMemoryServer, memory_to_change, run_tool
 from memories.models import SourceKind, TranslationStatus
 from memories.recall import budget, context, inputs
@@ -262,6 +263,7 @@ TOOLS: list[tuple[Callable[..., Any], str, ToolAnnotations]] = [
     *RULE_TOOLS,
     *INSIGHTS_TOOLS,
     *CURATION_TOOLS,  # move_memories, share, promote_rule, reject_rule, import_memory, benchmark
+    *SCOPE_TOOLS,
 ]
 
 

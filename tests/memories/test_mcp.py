@@ -283,6 +283,7 @@ def test_every_tool_answers_and_fails_readably_through_the_typescript_sdk(
         "reader": make_token(tenancy.reader),
         "outsider": make_token(tenancy.outsider),
     }
+    undo = {"conflict_id": pair.public_id, "action": "undo"}  # after resolve_conflict below
     # Run in this order: each tool once to succeed (OK) and once to fail with the code named.
     calls = [
         step("list_scopes", "owner", OK),
@@ -315,6 +316,17 @@ def test_every_tool_answers_and_fails_readably_through_the_typescript_sdk(
         step("mark_used", "outsider", "not_found", memory_ids=[kept]),
         step("session_receipt", "owner", OK, conversation_id="ts-1"),
         step("session_receipt", "owner", "validation_failed", conversation_id=12),
+        # A scope's tools (memories.mcp.scope_tools).
+        step("describe_scope", "reader", OK, scope=team),
+        step("describe_scope", "outsider", "not_found", scope=team),
+        step("get_conflict", "owner", OK, conflict_id=pair.public_id),
+        step("get_conflict", "reader", "forbidden", conflict_id=pair.public_id),
+        step("resolve_conflicts", "owner", OK, items=[undo], dry_run=True),
+        step("resolve_conflicts", "owner", "validation_failed", items=[undo, undo]),
+        step("scan_hygiene", "owner", OK, scope=team),
+        step("scan_hygiene", "reader", "forbidden", scope=team),
+        step("export_metrics", "reader", OK, scope=team, days=7),
+        step("export_metrics", "owner", "validation_failed", scope=team, days=14),
     ]
     # move_memories, share, promote_rule, reject_rule, import_memory, benchmark_memory
     mine = remember_directly(tenancy.owner, "My editor trims trailing spaces.", personal_id)

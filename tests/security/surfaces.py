@@ -285,6 +285,16 @@ API_ROWS = [
         },
         note="each piece answers on its own: checked in the piece",
     ),
+    # A scope's tools' routes (memories.mcp.scope_tools).
+    _api("api-scope-overview", "get", "scopes/{team}/overview", TEAM_READ),
+    _api(
+        "api-conflicts-resolve",
+        "post",
+        "conflicts/resolve",
+        TEAM_ADMIN,
+        {"items": [{"conflict_id": "{conflict}", "action": "keep_both"}]},
+    ),
+    _api("api-scope-hygiene-scan", "post", "scopes/{team}/hygiene-scan", TEAM_ADMIN),
 ]
 
 API_ROWS += [  # move, share, promote and benchmark (issue 38)

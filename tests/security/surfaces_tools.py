@@ -73,4 +73,20 @@ TOOL_ROWS = [
         TOOL_READ,
         {"scope": "{team}", "cases": [{"question": "vault word", "expected_ids": ["{other}"]}]},
     ),
+    # A scope's tools (memories.mcp.scope_tools).
+    _tool("describe_scope", TOOL_READ, {"scope": "{team}"}, note="members only for its admins"),
+    _tool("get_conflict", TOOL_ADMIN, {"conflict_id": "{conflict}"}),
+    _tool(
+        "resolve_conflicts",
+        TOOL_ADMIN,
+        {"items": [{"conflict_id": "{conflict}", "action": "keep_both"}]},
+    ),
+    _tool(
+        "resolve_conflicts",
+        TOOL_ADMIN,
+        {"items": [{"conflict_id": "{conflict}", "action": "dismiss"}], "dry_run": True},
+        note="dry run",
+    ),
+    _tool("scan_hygiene", TOOL_ADMIN, {"scope": "{team}"}),
+    _tool("export_metrics", TOOL_READ, {"scope": "{team}", "days": 7}),
 ]
