@@ -315,8 +315,9 @@ IMPORT_MEMORY = """\
 Import into a scope you may write, through the same path as the REST imports:
 
 - scope: a scope id from list_scopes.
-- archive_base64: a zero-memory export (the zip of export_memories), base64-encoded; a second \
-import of the same archive writes nothing. Or:
+- archive_base64: a zero-memory export (the zip of export_memories), base64-encoded, up to \
+what one MCP request carries (about 750 KB of zip; larger ones go through the REST import); a \
+second import of the same archive writes nothing. Or:
 - markdown: a CLAUDE.md, AGENTS.md, Cursor rule or Claude Code memory file; source_tool \
 (claude-md, agents-md, cursor-rules, claude-memory) says which, source_path where it lives. \
 Each section becomes a memory, each answered on its own (created, deduplicated, \

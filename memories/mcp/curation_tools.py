@@ -39,8 +39,9 @@ from zeromemory.core.errors import ValidationFailed
 
 Id = Annotated[str, Field(max_length=40)]
 ToScope = Annotated[str, Field(max_length=40, description="A scope id you may write.")]
-# Base64 of an archive no larger than a REST import takes.
-MAX_ARCHIVE_CHARS = 4 * -(-settings.IMPORT_MAX_BYTES // 3)
+# Base64 of an archive as large as an MCP request may carry (ZM_MAX_BODY_BYTES for the whole
+# JSON-RPC body); larger archives go through REST's import, which takes ZM_IMPORT_MAX_BYTES.
+MAX_ARCHIVE_CHARS = settings.MAX_BODY_BYTES
 
 
 async def move_memories(

@@ -55,9 +55,13 @@ def rule_nominate(*, memory: Memory) -> Rule:
     if not memory.valid:
         raise Conflict(_("A forgotten or superseded memory cannot become a rule."))
     with transaction.atomic():
-        rule = Rule.objects.select_for_update().filter(memory=memory).first()
-        if rule is None:
-            return Rule.objects.create(scope_id=memory.scope_id, memory=memory, text=memory.content)
+        # get_or_create takes a savepoint: a nomination racing another (or rules_propose) finds
+        # the rule the other wrote instead of failing on the one rule per memory.
+        rule, created = Rule.objects.select_for_update().get_or_create(
+            memory=memory, defaults={"scope_id": memory.scope_id, "text": memory.content}
+        )
+        if created:
+            return rule
         if rule.status == RuleStatus.APPROVED:
             raise Conflict(_("This memory is an approved rule already."))
         if rule.status == RuleStatus.REJECTED:

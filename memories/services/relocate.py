@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import partial
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -81,7 +81,7 @@ def _checked(memories: list[Memory], to: Scope, field: str) -> None:
                 details={field: [_("Not valid: %(id)s.") % {"id": memory.public_id}]},
             )
         try:
-            refuse_secrets({"content": memory.content})
+            refuse_secrets({"content": memory.content, "content_original": memory.content_original})
             clean_content(memory.content)
         except DomainError as exc:
             raise exc.naming(field) from None
@@ -136,8 +136,12 @@ def _copy_periods(original: Memory, memory: Memory) -> None:
 
 
 def _provenance(
-    actor: Actor, original: Memory, memory: Memory, *, absorbed: bool, claim: str
+    actor: Actor, original: Memory, memory: Memory, *, absorbed: bool, claim: str, carry: bool
 ) -> list[Provenance]:
+    """The caller's row pointing back to the original; a move that writes a new memory carries
+    the original's rows too (a share, or a write the target absorbs, carries none: the original
+    keeps them, and copies of copies never multiply them)."""
+    rows = Provenance.objects.filter(memory=original).order_by("created_at", "id") if carry else []
     copied = [
         Provenance(
             memory=memory,
@@ -156,7 +160,7 @@ def _provenance(
             created_at=row.created_at,
             claims=row.claims,
         )
-        for row in Provenance.objects.filter(memory=original).order_by("created_at", "id")
+        for row in rows
     ]
     surface = SourceKind.DASHBOARD if actor.surface == Surface.DASHBOARD else SourceKind.REMEMBER
     copied.append(
@@ -191,7 +195,7 @@ def _write(
     claim = "moved_from" if move else "shared_from"
     if held is not None:
         Provenance.objects.bulk_create(
-            _provenance(actor, original, held, absorbed=True, claim=claim)
+            _provenance(actor, original, held, absorbed=True, claim=claim, carry=False)
         )
         memories_confirmed(ids={held.pk})
         return held, True
@@ -201,13 +205,20 @@ def _write(
     pending = memory.translation_status == TranslationStatus.PENDING
     if pending:
         memory.translation_claim = TRANSLATION.new_claim(memory)
-    memory.save()
+    try:
+        with transaction.atomic():
+            memory.save()
+    except IntegrityError:
+        # The same text became valid in the target meanwhile (another write won the race).
+        raise Conflict(
+            _("The target scope was given the same text meanwhile: try again.")
+        ) from None
     MemoryWindow.objects.bulk_create(window_rows(memory=memory, embedded=embedded))
     if move:
         _copy_periods(original, memory)
     else:
         validity_written(memories=[memory], by=actor.user)
-    rows = _provenance(actor, original, memory, absorbed=False, claim=claim)
+    rows = _provenance(actor, original, memory, absorbed=False, claim=claim, carry=move)
     Provenance.objects.bulk_create(rows)
     if pending:
         transaction.on_commit(

@@ -141,7 +141,9 @@ def test_a_move_into_a_scope_holding_the_text_joins_that_memory(tenancy):
 
     [moved] = answer["results"]
     assert moved["deduplicated"] is True and moved["memory"]["id"] == held.public_id
-    assert Provenance.objects.filter(memory=held).count() == 3  # its own, the copied, the move
+    # Its own row and the mover's pointing back: an absorbed write carries no copies, so
+    # moving and sharing the same text back and forth never multiplies rows.
+    assert Provenance.objects.filter(memory=held).count() == 2
     assert Memory.objects.filter(scope=tenancy.team).count() == 1
 
 
@@ -157,8 +159,14 @@ def test_share_copies_a_readable_memory_and_leaves_the_original_as_it_was(tenanc
     assert copy.scope.public_id == personal(tenancy.reader) and copy.valid
     assert answer["original"]["state"] == "valid"
     assert Memory.objects.filter(pk=original.pk).values().get() == before
-    row = Provenance.objects.filter(memory=copy).order_by("id").last()
+    # Only the sharer's row pointing back: the team's provenance (who wrote it, from which
+    # file and conversation) stays with the original.
+    [row] = Provenance.objects.filter(memory=copy)
     assert row.claims == {"shared_from": {"memory": original.public_id, "scope": team}}
+    for _ in range(3):
+        again = ok(reader, "share", memory_id=original.public_id, to_scope=personal(tenancy.reader))
+        assert again["deduplicated"] is True
+    assert Provenance.objects.filter(memory=copy).count() == 4
     assert row.created_by == tenancy.reader
     assert copy.author_kind == "agent" and copy.created_by == tenancy.reader
     shared = [e for e in events(reader, copy.public_id) if e["event"] == "shared_here"]
