@@ -8,13 +8,19 @@ from rest_framework.test import APIClient
 from scopes.models import Role, Scope
 from tests.factories import UserFactory, add_member, make_scope, make_token
 
-pytest_plugins = ["tests.fakes.anthropic_api"]
+pytest_plugins = ["tests.fakes.anthropic_api", "tests.databases"]
 
 
 def pytest_sessionfinish(session, exitstatus):
-    # A test run that had to start the embedded database stops it again.
+    if hasattr(session.config, "workerinput"):
+        # An xdist worker leaves the database server to the controller, which loaded the
+        # settings (and so started it) before any worker, and ends after the last one.
+        return
+    from tests.databases import drop_template
     from zeromemory import embedded_db
 
+    drop_template(session.config)
+    # A test run that had to start the embedded database stops it again.
     embedded_db.stop_if_started_here()
 
 
@@ -76,3 +82,43 @@ def sync_tasks(monkeypatch):
 def api(tenancy):
     """api(user, **token_options) -> an APIClient authenticated with a fresh token."""
     return tenancy.client
+
+
+def pytest_collection_modifyitems(config, items):
+    """Scheduling marks: tests that share a module-scoped fixture (a served process) run on one
+    xdist worker (`--dist loadgroup`), so it starts once; and a module that starts processes
+    itself (it imports subprocess or tests.served) is `slow`, which `make test-fast` leaves out."""
+    for item in items:
+        if _shares_a_module_fixture(item):
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+        if _starts_processes(item.module):
+            item.add_marker(pytest.mark.slow)
+
+
+def _shares_a_module_fixture(item) -> bool:
+    """Whether the test uses a module- or class-scoped fixture of this suite's own."""
+    definitions = getattr(item, "_fixtureinfo", None)
+    if definitions is None:
+        return False
+    for name in item.fixturenames:
+        fixture = definitions.name2fixturedefs.get(name, ())
+        if fixture and fixture[-1].scope in SHARED_SCOPES and _ours(fixture[-1].func):
+            return True
+    return False
+
+
+SHARED_SCOPES = ("module", "class")
+
+
+def _ours(function) -> bool:
+    return function.__module__.startswith("tests.")
+
+
+def _starts_processes(module) -> bool:
+    import subprocess
+
+    harnesses = {"subprocess", "tests.served"}
+    return any(
+        value is subprocess or getattr(value, "__module__", None) in harnesses
+        for value in vars(module).values()
+    )
