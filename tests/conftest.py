@@ -86,12 +86,14 @@ def api(tenancy):
 
 def pytest_collection_modifyitems(config, items):
     """Scheduling marks: tests that share a module-scoped fixture (a served process) run on one
-    xdist worker (`--dist loadgroup`), so it starts once; and a module that starts processes
-    itself (it imports subprocess or tests.served) is `slow`, which `make test-fast` leaves out."""
+    xdist worker (`--dist loadgroup`), so it starts once; they and the tests of a module that
+    starts processes itself (it imports subprocess or a process harness) are `slow`, which
+    `make test-fast` leaves out."""
     for item in items:
-        if _shares_a_module_fixture(item):
+        shares = _shares_a_module_fixture(item)
+        if shares:
             item.add_marker(pytest.mark.xdist_group(item.module.__name__))
-        if _starts_processes(item.module):
+        if shares or _starts_processes(item.module):
             item.add_marker(pytest.mark.slow)
 
 
@@ -117,7 +119,7 @@ def _ours(function) -> bool:
 def _starts_processes(module) -> bool:
     import subprocess
 
-    harnesses = {"subprocess", "tests.served"}
+    harnesses = {"subprocess", "tests.served", "tests.memories.mcp_ts_support"}
     return any(
         value is subprocess or getattr(value, "__module__", None) in harnesses
         for value in vars(module).values()
