@@ -34,7 +34,7 @@ def judge_volume(fake, turns: int, scopes: int) -> None:
     from memories.hygiene import scan, tasks
     from memories.hygiene.judge import normalized
     from memories.models import Conflict, ConflictStatus, Memory
-    from memories.records import content_hash
+    from memories.canonical.content import content_hash
     from scopes.services import scope_create
     from zeromemory.core.actor import Actor
 

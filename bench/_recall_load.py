@@ -50,7 +50,7 @@ def load(items: list[Item], vectors: np.ndarray, scopes: dict[str, object], ages
     from django.utils import timezone
 
     from memories.embeddings import windows_for
-    from memories.records import content_hash
+    from memories.canonical.content import content_hash
     from zeromemory.core.ids import new_public_id
 
     now = timezone.now()

@@ -142,7 +142,7 @@ def scan_bench(n: int, scopes: int) -> None:
 
     from memories.hygiene import scan
     from memories.models import Conflict, Memory
-    from memories.records import content_hash
+    from memories.canonical.content import content_hash
     from scopes.services import scope_create
     from zeromemory.core.actor import Actor
 
@@ -216,7 +216,7 @@ def incremental(vectors, scope_ids, scope_of, n: int = 1000) -> None:
     through the HNSW index."""
     from memories.hygiene import scan
     from memories.models import Memory
-    from memories.records import content_hash
+    from memories.canonical.content import content_hash
 
     rng = np.random.default_rng(11)
     new = []

@@ -41,7 +41,7 @@ def seed_scopes(count: int) -> tuple[object, list[tuple[str, list[str]]]]:
     from django.contrib.auth import get_user_model
 
     from memories.models import Memory
-    from memories.records import content_hash
+    from memories.canonical.content import content_hash
     from scopes.services import scope_create
     from zeromemory.core.actor import Actor
 

@@ -21,7 +21,7 @@ from memories.models import (
     Memory,
     Provenance,
 )
-from memories.records import content_hash
+from memories.canonical.content import content_hash
 from scopes.models import Scope
 
 GERMAN_QUERY = "Wie setze ich die Datenbank der Testumgebung jeden Montag zurück?"
