@@ -34,8 +34,17 @@ def return_provenance(*, moved: list[list], to: Memory) -> None:
         )
 
 
-# The memory's own columns the validity helpers change, for the callers' `update_fields`.
+# The memory's own columns the validity helpers change, for the callers' `update_fields`. They
+# make `Memory.valid` (a generated column), which Django does not read back after an UPDATE:
+# `validity_saved` saves them and reads it.
 VALIDITY_FIELDS = ["valid_from", "valid_until", "validity_gaps"]
+
+
+def validity_saved(memory: Memory, *, update_fields: list[str]) -> None:
+    """Save the memory's validity bounds (and `update_fields`), then read back whether it is
+    valid now, as PostgreSQL derived it from them."""
+    memory.save(update_fields=[*update_fields, "updated_at", *VALIDITY_FIELDS])
+    memory.refresh_from_db(fields=["valid"])
 
 
 def validity_open(*, memory: Memory, at: datetime, by: Any, started: str) -> None:
@@ -60,10 +69,9 @@ def validity_close(
 
 def new_memory_state(*, held: bool) -> dict[str, Any]:
     """A new memory's state: valid from the instant it is created, or held back by capture
-    (stored forgotten, never valid until an admin keeps it)."""
+    (stored forgotten, never valid until an admin keeps it: no `valid_from`)."""
     now = timezone.now()
     return {
-        "valid": not held,
         "created_at": now,
         "valid_from": None if held else now,
         "forgotten_at": now if held else None,

@@ -116,7 +116,6 @@ def _merge_into(memory: Memory, survivor: Memory) -> None:
         validity_close(
             memory=memory, at=now, by=None, ended=ValidityEnd.SUPERSEDED, replaced_by=survivor
         )
-    memory.valid = False
     memory.superseded_by = survivor
     memory.superseded_at = now
     memory.save()

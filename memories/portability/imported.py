@@ -36,6 +36,7 @@ from memories.models import (
 )
 from memories.portability import format as fmt
 from memories.portability.incoming import MemoryIn
+from memories.portability.periods import validity_bounds
 from scopes.models import Scope
 from zeromemory.core.actor import Actor
 
@@ -90,7 +91,6 @@ def _memory_row(write: MemoryWrite, *, actor: Actor, scope: Scope) -> Memory:
         agent_name=actor.client_name,
         created_by=actor.user,
         created_by_token=actor.token,
-        valid=item.state == "valid",
         forgotten_at=item.forgotten.at if item.forgotten else None,
         forgotten_reason=item.forgotten.reason if item.forgotten else "",
         superseded_at=item.superseded_at,
@@ -98,6 +98,7 @@ def _memory_row(write: MemoryWrite, *, actor: Actor, scope: Scope) -> Memory:
         created_at=item.created,
     )
     content_set(memory, write.derived)
+    validity_bounds(memory, item)
     return memory
 
 

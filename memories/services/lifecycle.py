@@ -17,7 +17,7 @@ from memories.canonical.content import (
 )
 from memories.kinds import kind_for_slug
 from memories.models import Memory, MemoryVersion, ValidityEnd, ValidityStart
-from memories.records import VALIDITY_FIELDS, validity_close, validity_open
+from memories.records import validity_close, validity_open, validity_saved
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import Conflict, ValidationFailed
 from zeromemory.core.secrets import refuse_secrets
@@ -105,7 +105,6 @@ def memory_forget(
         memory = locked(memory)
         if not memory.valid:
             raise Conflict(_("This memory is already forgotten or superseded."))
-        memory.valid = False
         memory.forgotten_at = timezone.now()
         memory.forgotten_reason = reason
         memory.forgotten_by = actor.user
@@ -116,16 +115,7 @@ def memory_forget(
             ended=ValidityEnd.FORGOTTEN,
             replaced_by=replaced_by,
         )
-        memory.save(
-            update_fields=[
-                "valid",
-                "forgotten_at",
-                "forgotten_reason",
-                "forgotten_by",
-                "updated_at",
-                *VALIDITY_FIELDS,
-            ]
-        )
+        validity_saved(memory, update_fields=["forgotten_at", "forgotten_reason", "forgotten_by"])
     return memory
 
 
@@ -150,7 +140,6 @@ def memory_supersede(*, actor: Actor, memory: Memory, by: Memory) -> Memory:
             raise ValidationFailed("by", _("The replacement is not valid."))
         if not memory.valid:
             raise Conflict(_("This memory is already forgotten or superseded."))
-        memory.valid = False
         memory.superseded_by = replacement
         memory.superseded_at = timezone.now()
         validity_close(
@@ -160,15 +149,7 @@ def memory_supersede(*, actor: Actor, memory: Memory, by: Memory) -> Memory:
             ended=ValidityEnd.SUPERSEDED,
             replaced_by=replacement,
         )
-        memory.save(
-            update_fields=[
-                "valid",
-                "superseded_by",
-                "superseded_at",
-                "updated_at",
-                *VALIDITY_FIELDS,
-            ]
-        )
+        validity_saved(memory, update_fields=["superseded_by", "superseded_at"])
     return memory
 
 
@@ -178,7 +159,6 @@ def memory_restore(*, actor: Actor, memory: Memory) -> Memory:
         memory = locked(memory)
         if memory.valid:
             raise Conflict(_("This memory is valid already."))
-        memory.valid = True
         memory.superseded_by = None
         memory.restored_at = memory.confirmed_at = timezone.now()
         memory.restored_by = actor.user
@@ -190,16 +170,9 @@ def memory_restore(*, actor: Actor, memory: Memory) -> Memory:
                     by=actor.user,
                     started=ValidityStart.RESTORED,
                 )
-                memory.save(
-                    update_fields=[
-                        "valid",
-                        "superseded_by",
-                        "restored_at",
-                        "restored_by",
-                        "confirmed_at",
-                        "updated_at",
-                        *VALIDITY_FIELDS,
-                    ]
+                validity_saved(
+                    memory,
+                    update_fields=["superseded_by", "restored_at", "restored_by", "confirmed_at"],
                 )
         except IntegrityError:
             raise _duplicate_conflict(memory) from None
