@@ -23,7 +23,7 @@ from memories.models import RuleStatus
 from memories.rules import decisions
 from memories.rules import selectors as rulebook
 from scopes import access
-from zeromemory.core.errors import Conflict, ReauthenticationRequired, ValidationFailed
+from zeromemory.core.errors import ConflictError, ReauthenticationRequired, ValidationFailed
 
 HELD_MESSAGE = gettext_lazy(
     "Held for a second look: this wording tells agents to fetch, run or send something. "
@@ -87,7 +87,7 @@ def _decide(
         return _confirm_password(request)
     try:
         rule = decide(actor=actor, rule=rule, **options)
-    except (Conflict, ValidationFailed) as exc:
+    except (ConflictError, ValidationFailed) as exc:
         messages.error(request, exc.message)
     else:
         if rule.status == RuleStatus.HELD:
