@@ -11,7 +11,7 @@ from django.db import transaction
 from django.db.models import Count
 from django.utils.translation import gettext as _
 
-from memories.models import Memory, MemoryUse, Rule, RuleStatus
+from memories.models import Memory, ReportedUse, Rule, RuleStatus
 from memories.rulebook import RULE_KINDS
 from zeromemory.core.errors import ConflictError
 
@@ -22,7 +22,7 @@ def rules_propose(*, memories: list[Memory]) -> list[Rule]:
     if not eligible:
         return []
     counts = dict(
-        MemoryUse.objects.filter(memory_id__in=eligible, wrong=False, full_weight=True)
+        ReportedUse.objects.filter(memory_id__in=eligible, wrong=False, full_weight=True)
         .exclude(conversation="")
         .values_list("memory_id")
         .annotate(n=Count("conversation", distinct=True))
