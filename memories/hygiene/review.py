@@ -17,7 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from memories.hygiene.rules import merge_loser, standing
+from memories.hygiene.auto_resolution import merge_loser, standing
 from memories.models import (
     Conflict,
     ConflictAction,
