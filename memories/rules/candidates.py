@@ -12,7 +12,7 @@ from django.db.models import Count
 from django.utils.translation import gettext as _
 
 from memories.models import Memory, ReportedUse, Rule, RuleStatus
-from memories.rulebook import RULE_KINDS
+from memories.approved_rules import RULE_KINDS
 from zeromemory.core.errors import ConflictError
 
 
