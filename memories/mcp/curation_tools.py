@@ -22,7 +22,7 @@ from memories.capture.importer import SOURCE_TOOLS, memory_import
 from memories.capture.schemas import ImportedOut
 from memories.mcp.server import memory_to_change, named, run_tool
 from memories.portability.archive import read_archive
-from memories.portability.restore import archive_import
+from memories.portability.archive_import import archive_import
 from memories.portability.schemas import ArchiveImportOut
 from memories.portability.service import spool_upload
 from memories.recall import benchmark
