@@ -11,8 +11,8 @@ from django.db import transaction
 from django.db.models import Count
 from django.utils.translation import gettext as _
 
-from memories.models import Memory, ReportedUse, Rule, RuleStatus
 from memories.approved_rules import RULE_KINDS
+from memories.models import Memory, ReportedUse, Rule, RuleStatus
 from zeromemory.core.errors import ConflictError
 
 
