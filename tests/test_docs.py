@@ -148,6 +148,22 @@ def test_every_variable_the_server_reads_is_documented_and_in_env_example():
     assert not missing_example, f"not in .env.example: {', '.join(sorted(missing_example))}"
 
 
+def test_every_variable_documented_is_still_read_somewhere():
+    """A row of docs/configuration.md names a variable some code (the server, its commands, the
+    tests) still reads, so a removed setting leaves the page too."""
+    configuration = (DOCS / "configuration.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `([A-Z][A-Z0-9_]+)`(?:, `([A-Z][A-Z0-9_]+)`)?", configuration, re.M)
+    documented = {name for row in rows for name in row if name}
+    code = "\n".join(
+        path.read_text(encoding="utf-8")
+        for folder in (*APP_PACKAGES, "tests")
+        for path in (ROOT / folder).rglob("*.py")
+        if path.name != "test_docs.py"
+    )
+    unread = sorted(name for name in documented if f'"{name}"' not in code)
+    assert not unread, f"docs/configuration.md documents variables nothing reads: {unread}"
+
+
 # The REST API reference, generated from the OpenAPI schema.
 
 
