@@ -164,6 +164,15 @@ def test_every_variable_documented_is_still_read_somewhere():
     assert not unread, f"docs/configuration.md documents variables nothing reads: {unread}"
 
 
+def test_every_variable_the_watcher_reads_is_on_its_page():
+    watcher = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "watcher").rglob("*.py"))
+    read = set(re.findall(r"\"((?:ZM|XDG)_[A-Z0-9_]+)\"", watcher))
+    page = (DOCS / "watcher.md").read_text(encoding="utf-8")
+    assert {"ZM_URL", "ZM_TOKEN", "ZM_WATCH_CONFIG"} <= read
+    missing = sorted(name for name in read if f"`{name}`" not in page)
+    assert not missing, f"the watcher reads variables docs/watcher.md does not list: {missing}"
+
+
 # The REST API reference, generated from the OpenAPI schema.
 
 
