@@ -25,7 +25,9 @@ from zeromemory.core.actor import actor_for_request
 from zeromemory.core.rendering import render
 from zeromemory.core.serializers import StrictSerializer
 
-ZIP = OpenApiResponse(OpenApiTypes.BINARY, description="A zip in the export format (README)")
+ZIP = OpenApiResponse(
+    OpenApiTypes.BINARY, description="A zip in the export format (docs/export-format.md)"
+)
 
 
 def zip_response(scopes: list[Scope], filename: str) -> StreamingHttpResponse:
