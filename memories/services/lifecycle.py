@@ -19,7 +19,7 @@ from memories.kinds import kind_for_slug
 from memories.models import Memory, MemoryVersion, ValidityEnd, ValidityStart
 from memories.records import validity_close, validity_open, validity_saved
 from zeromemory.core.actor import Actor
-from zeromemory.core.errors import Conflict, ValidationFailed
+from zeromemory.core.errors import ConflictError, ValidationFailed
 from zeromemory.core.secrets import refuse_secrets
 
 
@@ -28,14 +28,14 @@ def locked(memory: Memory) -> Memory:
     return Memory.objects.select_for_update(of=("self",)).select_related("scope").get(pk=memory.pk)
 
 
-def _duplicate_conflict(memory: Memory) -> Conflict:
+def _duplicate_conflict(memory: Memory) -> ConflictError:
     twin = (
         Memory.objects.filter(scope=memory.scope, content_hash=memory.content_hash, valid=True)
         .exclude(pk=memory.pk)
         .values_list("public_id", flat=True)
         .first()
     )
-    return Conflict(
+    return ConflictError(
         _("An identical valid memory exists in this scope: %(id)s.") % {"id": twin},
         details={"duplicate_of": twin},
     )
@@ -104,7 +104,7 @@ def memory_forget(
     with transaction.atomic():
         memory = locked(memory)
         if not memory.valid:
-            raise Conflict(_("This memory is already forgotten or superseded."))
+            raise ConflictError(_("This memory is already forgotten or superseded."))
         memory.forgotten_at = timezone.now()
         memory.forgotten_reason = reason
         memory.forgotten_by = actor.user
@@ -139,7 +139,7 @@ def memory_supersede(*, actor: Actor, memory: Memory, by: Memory) -> Memory:
         if not replacement.valid:
             raise ValidationFailed("by", _("The replacement is not valid."))
         if not memory.valid:
-            raise Conflict(_("This memory is already forgotten or superseded."))
+            raise ConflictError(_("This memory is already forgotten or superseded."))
         memory.superseded_by = replacement
         memory.superseded_at = timezone.now()
         validity_close(
@@ -158,7 +158,7 @@ def memory_restore(*, actor: Actor, memory: Memory) -> Memory:
     with transaction.atomic():
         memory = locked(memory)
         if memory.valid:
-            raise Conflict(_("This memory is valid already."))
+            raise ConflictError(_("This memory is valid already."))
         memory.superseded_by = None
         memory.restored_at = memory.confirmed_at = timezone.now()
         memory.restored_by = actor.user

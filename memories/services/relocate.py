@@ -48,7 +48,7 @@ from memories.records import memories_confirmed, validity_written
 from memories.services.lifecycle import memory_forget
 from scopes.models import Scope
 from zeromemory.core.actor import Actor, Surface
-from zeromemory.core.errors import Conflict, DomainError, ValidationFailed
+from zeromemory.core.errors import ConflictError, DomainError, ValidationFailed
 from zeromemory.core.secrets import refuse_secrets
 
 MAX_MOVE = 100  # memories per move
@@ -72,7 +72,7 @@ def _checked(memories: list[Memory], to: Scope, field: str) -> None:
         if memory.scope_id == to.pk:
             raise ValidationFailed("to_scope", _("The memory is in this scope already."))
         if not memory.valid:
-            raise Conflict(
+            raise ConflictError(
                 _("%(id)s is forgotten or superseded: restore it first.")
                 % {"id": memory.public_id},
                 details={field: [_("Not valid: %(id)s.") % {"id": memory.public_id}]},
@@ -200,7 +200,7 @@ def _write(
             memory.save()
     except IntegrityError:
         # The same text became valid in the target meanwhile (another write won the race).
-        raise Conflict(
+        raise ConflictError(
             _("The target scope was given the same text meanwhile: try again.")
         ) from None
     MemoryWindow.objects.bulk_create(window_rows(memory=memory, derived=derived))
@@ -230,7 +230,7 @@ def _relocate(
             for memory, derived in zip(memories, copies, strict=True):
                 original = rows[memory.pk]
                 if not original.valid:
-                    raise Conflict(
+                    raise ConflictError(
                         _("%(id)s was forgotten meanwhile.") % {"id": original.public_id}
                     )
                 written, deduplicated = _write(actor, original, to, derived, move=move)
