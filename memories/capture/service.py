@@ -24,7 +24,7 @@ from memories import spend
 from memories.capture.extractor import Extraction, extract_candidates
 from memories.capture.gates import apply_gates, has_enough_prose
 from memories.capture.suspicion import hold_reason
-from memories.jobs import Job
+from memories.jobs import Job, JobSettings, job_register
 from memories.models import AuthorKind, Chunk, ChunkStatus, LlmPath, SourceKind
 from memories.services.remember import RememberInput, memory_remember_many
 from zeromemory.core.actor import Actor, Surface
@@ -127,19 +127,24 @@ def _remember(chunk: Chunk, kept: list, dropped: Counter) -> list[str]:
     return list(dict.fromkeys(ids))
 
 
-EXTRACTION = Job(
-    name="extraction",
-    model=Chunk,
-    task="memories.capture.tasks.extract",
-    task_name="extract",
-    settings="EXTRACTION",
-    before=_before,
-    call=_extract,
-    apply=_apply,
-    runnable=(ChunkStatus.PENDING, ChunkStatus.DEFERRED),
-    waiting_status=ChunkStatus.WAITING_FOR_KEY,
-    related=("user", "scope", "created_by_token"),
-    batch=50,
+EXTRACTION = job_register(
+    Job(
+        name="extraction",
+        model=Chunk,
+        task="memories.capture.tasks.extract",
+        task_name="extract",
+        # Its daily tokens are a user's (over all their scopes), not a scope's.
+        settings=JobSettings(
+            prefix="EXTRACTION", caller="EXTRACTOR", timeout=120, daily_tokens=2_000_000
+        ),
+        before=_before,
+        call=_extract,
+        apply=_apply,
+        runnable=(ChunkStatus.PENDING, ChunkStatus.DEFERRED),
+        waiting_status=ChunkStatus.WAITING_FOR_KEY,
+        related=("user", "scope", "created_by_token"),
+        batch=50,
+    )
 )
 
 

@@ -22,7 +22,7 @@ def judge_many(claims: list[tuple[int, str]]) -> list[str]:
     outcomes = service.conflicts_judge(
         claims=[(int(row_id), str(claim)) for row_id, claim in claims]
     )
-    service.judge_next()
+    service.JUDGING.queue_next()
     return outcomes
 
 
