@@ -14,10 +14,10 @@ and lease, attempts, backoff, the sweeper), declared here.
 from __future__ import annotations
 
 from collections import Counter
-from datetime import UTC, datetime, time, timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Q, Sum
+from django.db.models import Q
 from django.utils import timezone
 
 from memories import spend
@@ -28,14 +28,6 @@ from memories.jobs import Job, JobSettings, job_register
 from memories.models import AuthorKind, Chunk, ChunkStatus, LlmPath, SourceKind
 from memories.services.remember import RememberInput, memory_remember_many
 from zeromemory.core.actor import Actor, Surface
-
-
-def _spent_today(chunk: Chunk) -> int:
-    today = datetime.combine(timezone.now().date(), time.min)
-    spent = Chunk.objects.filter(
-        user_id=chunk.user_id, extracted_at__gte=timezone.make_aware(today, UTC)
-    ).aggregate(total=Sum("tokens_used"))["total"]
-    return spent or 0
 
 
 def _before(chunk: Chunk) -> str | None:
@@ -51,8 +43,9 @@ def _before(chunk: Chunk) -> str | None:
     if not has_enough_prose(chunk.content):
         EXTRACTION.finish(chunk, status=ChunkStatus.SKIPPED, extracted_at=timezone.now())
         return "skipped"
-    budget = settings.EXTRACTION_DAILY_TOKENS
-    if budget and _spent_today(chunk) >= budget:
+    # The user's budget counts their extraction spend rows today, in every scope: the rows the
+    # insights report.
+    if spend.over_budget(path=LlmPath.EXTRACTION, scope_id=chunk.scope_id, user_id=chunk.user_id):
         EXTRACTION.finish(
             chunk,
             status=ChunkStatus.DEFERRED,
@@ -65,7 +58,12 @@ def _before(chunk: Chunk) -> str | None:
 
 def _extract(chunk: Chunk) -> Extraction:
     extraction = extract_candidates(text=chunk.content, source_kind=chunk.source_kind)
-    spend.spend_record(path=LlmPath.EXTRACTION, scope_id=chunk.scope_id, tokens=extraction.tokens)
+    spend.spend_record(
+        path=LlmPath.EXTRACTION,
+        scope_id=chunk.scope_id,
+        user_id=chunk.user_id,
+        tokens=extraction.tokens,
+    )
     return extraction
 
 
