@@ -340,11 +340,13 @@ class Job:
         per_call = self.per_call()
         if per_call == 1:
             return [[row] for row in claimed]
-        groups = dict(
-            self.model.objects.filter(pk__in=[row_id for row_id, _ in claimed]).values_list(
-                "pk", self.call_group
+        groups = {}
+        if self.call_group:
+            groups = dict(
+                self.model.objects.filter(pk__in=[row_id for row_id, _ in claimed]).values_list(
+                    "pk", self.call_group
+                )
             )
-        )
         by_group: dict[Any, list[tuple[int, str]]] = defaultdict(list)
         for row_id, claim in claimed:
             by_group[groups.get(row_id)].append((row_id, claim))

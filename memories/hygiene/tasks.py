@@ -27,7 +27,8 @@ def judge_many(claims: list[tuple[int, str]]) -> list[str]:
 
 
 def sweep_conflicts() -> int:
-    """Every minute: queue the pairs that are due, including those of dead workers."""
+    """Queue the pairs that are due, including those of dead workers (the schedule sweeps every
+    job at once: `memories.jobs.jobs_sweep`)."""
     return service.sweep_conflicts()
 
 
