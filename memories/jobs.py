@@ -80,6 +80,9 @@ class JobSettings:
     daily_tokens: int  # the default of ZM_<prefix>_DAILY_TOKENS (per scope or per user); 0: none
     model: str = "claude-haiku-4-5"
     max_attempts: int = 6
+    # Whose day the daily tokens are: each scope's ("scope"), or each user's over all their
+    # scopes ("user"); either counts the job's spend rows (`memories.spend`).
+    budget_per: str = "scope"
 
     def variables(self) -> dict[str, str]:
         """The environment variable of each setting: {setting: variable}."""
@@ -121,6 +124,7 @@ class Job:
     task: str  # the dotted path of the django-q2 task, called with (row id, claim)
     task_name: str  # the task's name prefix in the queue: "<task_name>-<id>"
     settings: JobSettings
+    spend_path: str  # its LLM spend rows' path (`memories.spend`): "translation"
     call: Callable[[Any], Any]  # the LLM call (outside any transaction); raises LLMCallFailed
     apply: Callable[[Any, Any], str]  # (the row locked again, the call's result) -> outcome
     before: Callable[[Any], str | None] = _nothing_before  # checks with no call; an outcome stops

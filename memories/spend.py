@@ -6,7 +6,6 @@ than dropping it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
 from django.conf import settings
@@ -15,21 +14,9 @@ from django.db.models import Sum
 from django.dispatch import receiver
 from django.utils import timezone
 
-from memories.models import LlmPath, LlmSpend
+from memories.jobs import JobSettings, jobs_registered
+from memories.models import LlmSpend
 from scopes.signals import account_erasing
-
-
-@dataclass(frozen=True)
-class Budget:
-    setting: str  # the setting holding tokens a day; 0 means no budget
-    per: str  # "scope": each scope's rows; "user": each user's rows over all their scopes
-
-
-BUDGETS = {
-    LlmPath.TRANSLATION: Budget("TRANSLATION_DAILY_TOKENS", "scope"),
-    LlmPath.EXTRACTION: Budget("EXTRACTION_DAILY_TOKENS", "user"),
-    LlmPath.JUDGE: Budget("HYGIENE_DAILY_TOKENS", "scope"),
-}
 
 # NULLs are never equal in a unique index, so the rows with a user and those without have one
 # partial index each, and the statement names the one it adds to.
@@ -82,12 +69,22 @@ def spent_today(*, path: str, scope_id: int | None = None, user_id: int | None =
     return rows.aggregate(total=Sum("tokens"))["total"] or 0
 
 
+def _declared(path: str) -> JobSettings:
+    """The settings of the job whose spend rows have this path: its budget is declared there."""
+    for job in jobs_registered():
+        if job.spend_path == path:
+            return job.settings
+    raise KeyError(path)
+
+
 def budget_of(path: str) -> int:
-    return int(getattr(settings, BUDGETS[path].setting))
+    """Tokens a day the path may spend (ZM_<prefix>_DAILY_TOKENS); 0 means no budget."""
+    return int(getattr(settings, f"{_declared(path).prefix}_DAILY_TOKENS"))
 
 
 def budget_per(path: str) -> str:
-    return BUDGETS[path].per
+    """ "scope" or "user": whose day the budget is."""
+    return _declared(path).budget_per
 
 
 def over_budget(*, path: str, scope_id: int, user_id: int | None = None) -> bool:

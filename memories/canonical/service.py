@@ -136,6 +136,7 @@ TRANSLATION = job_register(
         settings=JobSettings(
             prefix="TRANSLATION", caller="TRANSLATOR", timeout=30, daily_tokens=1_000_000
         ),
+        spend_path=LlmPath.TRANSLATION,
         before=_before,
         call=_translate,
         apply=_apply,

@@ -131,10 +131,14 @@ EXTRACTION = job_register(
         model=Chunk,
         task="memories.capture.tasks.extract",
         task_name="extract",
-        # Its daily tokens are a user's (over all their scopes), not a scope's.
         settings=JobSettings(
-            prefix="EXTRACTION", caller="EXTRACTOR", timeout=120, daily_tokens=2_000_000
+            prefix="EXTRACTION",
+            caller="EXTRACTOR",
+            timeout=120,
+            daily_tokens=2_000_000,
+            budget_per="user",  # a user's day, over all their scopes
         ),
+        spend_path=LlmPath.EXTRACTION,
         before=_before,
         call=_extract,
         apply=_apply,

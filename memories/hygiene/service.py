@@ -143,6 +143,7 @@ JUDGING = job_register(
         settings=JobSettings(
             prefix="HYGIENE", caller="HYGIENE", timeout=60, daily_tokens=1_000_000
         ),
+        spend_path=LlmPath.JUDGE,
         before=_before,
         call=_judge,
         apply=_apply_verdict,
