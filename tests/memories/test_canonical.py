@@ -174,7 +174,7 @@ def test_the_sweeper_is_scheduled_every_minute(db):
 
     from django.apps import apps
 
-    migration = importlib.import_module("memories.migrations.0026_one_job_sweeper")
+    migration = importlib.import_module("memories.migrations.0027_one_job_sweeper")
     [schedule] = Schedule.objects.filter(func="memories.jobs.jobs_sweep")
     assert (schedule.schedule_type, schedule.minutes, schedule.repeats) == (Schedule.MINUTES, 1, -1)
     assert not Schedule.objects.filter(func="memories.canonical.tasks.sweep_translations").exists()

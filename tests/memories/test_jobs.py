@@ -28,6 +28,31 @@ def test_every_job_is_registered_when_the_app_loads():
     assert set(by_name()) == {"translation", "extraction", "judging"}
 
 
+def test_each_jobs_variables_keep_the_names_users_have_in_their_env_files():
+    jobs = by_name()
+    assert jobs["translation"].settings.variables() == {
+        "TRANSLATOR_MODEL": "ZM_TRANSLATOR_MODEL",
+        "TRANSLATOR_TIMEOUT_SECONDS": "ZM_TRANSLATOR_TIMEOUT",
+        "TRANSLATION_MAX_ATTEMPTS": "ZM_TRANSLATION_MAX_ATTEMPTS",
+        "TRANSLATION_LEASE_SECONDS": "ZM_TRANSLATION_LEASE",
+        "TRANSLATION_DAILY_TOKENS": "ZM_TRANSLATION_DAILY_TOKENS",
+    }
+    assert jobs["extraction"].settings.variables() == {
+        "EXTRACTOR_MODEL": "ZM_EXTRACTOR_MODEL",
+        "EXTRACTOR_TIMEOUT_SECONDS": "ZM_EXTRACTOR_TIMEOUT",
+        "EXTRACTION_MAX_ATTEMPTS": "ZM_EXTRACTION_MAX_ATTEMPTS",
+        "EXTRACTION_LEASE_SECONDS": "ZM_EXTRACTION_LEASE",
+        "EXTRACTION_DAILY_TOKENS": "ZM_EXTRACTION_DAILY_TOKENS",
+    }
+    assert jobs["judging"].settings.variables() == {
+        "HYGIENE_MODEL": "ZM_HYGIENE_MODEL",
+        "HYGIENE_TIMEOUT_SECONDS": "ZM_HYGIENE_TIMEOUT",
+        "HYGIENE_MAX_ATTEMPTS": "ZM_HYGIENE_MAX_ATTEMPTS",
+        "HYGIENE_LEASE_SECONDS": "ZM_HYGIENE_LEASE",
+        "HYGIENE_DAILY_TOKENS": "ZM_HYGIENE_DAILY_TOKENS",
+    }
+
+
 def test_a_jobs_settings_are_read_from_its_declaration(monkeypatch):
     jobs = by_name()
     # The defaults users have known (README, .env.example), without any variable set.

@@ -39,5 +39,5 @@ def sweeper_per_job(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("memories", "0025_heal_instants")]
+    dependencies = [("memories", "0026_usage_model_names")]
     operations = [migrations.RunPython(one_sweeper, sweeper_per_job)]
