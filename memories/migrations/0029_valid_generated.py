@@ -33,7 +33,7 @@ VALID_NOW = models.Q(("valid", True))
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("memories", "0026_usage_model_names"),
+        ("memories", "0028_spend_per_user"),
     ]
 
     operations = [
