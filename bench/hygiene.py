@@ -9,7 +9,7 @@
    The scan runs over it (how many labelled pairs it proposes, by label), then every pair is
    judged through the real SDK against the suite's fake Messages API, which answers the
    scripted verdict (right nine times in ten); each outcome is checked against the rules as the
-   issue states them, written out independently of memories/hygiene/rules.py.
+   issue states them, written out independently of memories/hygiene/auto_resolution.py.
 2. The scan over --memories memories in --scopes scopes with synthetic embeddings (clustered
    random unit vectors: groups of 1 to 4 near neighbours, inserted with bulk_create; real
    embeddings of 100,000 texts take too long on this CPU), no API key, so the judge is
@@ -140,9 +140,9 @@ def scan_bench(n: int, scopes: int) -> None:
     from django.contrib.auth import get_user_model
     from django.db import connection
 
+    from memories.canonical.content import content_hash
     from memories.hygiene import scan
     from memories.models import Conflict, Memory
-    from memories.records import content_hash
     from scopes.services import scope_create
     from zeromemory.core.actor import Actor
 
@@ -214,9 +214,9 @@ def scan_bench(n: int, scopes: int) -> None:
 def incremental(vectors, scope_ids, scope_of, n: int = 1000) -> None:
     """The usual scan: n new memories (half near an existing one) against the whole store,
     through the HNSW index."""
+    from memories.canonical.content import content_hash
     from memories.hygiene import scan
     from memories.models import Memory
-    from memories.records import content_hash
 
     rng = np.random.default_rng(11)
     new = []

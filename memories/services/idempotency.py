@@ -11,15 +11,17 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.utils.translation import gettext as _
 
 from memories.models import IdempotencyRecord, Memory
-from memories.services.remember_input import RememberInput
 from scopes import access
 from zeromemory.core.actor import Actor
-from zeromemory.core.errors import Conflict
+from zeromemory.core.errors import ConflictError
+
+if TYPE_CHECKING:
+    from memories.services.remember import RememberInput
 
 
 def fingerprint(request: RememberInput) -> str:
@@ -29,9 +31,9 @@ def fingerprint(request: RememberInput) -> str:
     return hashlib.sha256(json.dumps(fields, sort_keys=True).encode("utf-8")).hexdigest()
 
 
-def key_conflict() -> Conflict:
+def key_conflict() -> ConflictError:
     message = _("This idempotency key was already used for another request.")
-    return Conflict(message, details={"idempotency_key": [message]})
+    return ConflictError(message, details={"idempotency_key": [message]})
 
 
 def new_record(*, actor: Actor, request: RememberInput, answer: dict) -> IdempotencyRecord:
