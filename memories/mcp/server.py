@@ -24,11 +24,12 @@ import logging
 import math
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, get_type_hints
 
 from asgiref.sync import sync_to_async
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError, UnexpectedToolError
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
 from mcp.shared.exceptions import MCPError
 from mcp_types import (
     CallToolResult,
@@ -246,17 +247,53 @@ def _arguments_error(allowed: set[str], arguments: dict[str, Any]) -> CallToolRe
     return None if problem is None else error_result("validation_failed", *problem)
 
 
+def _arguments_model(name: str, model: type[BaseModel]) -> type[ArgModelBase]:
+    """`model` as the SDK's arguments model: validated as it is, and handed to the tool whole,
+    as its `request` argument."""
+
+    def model_dump_one_level(self: BaseModel) -> dict[str, Any]:
+        return {"request": self}
+
+    return type(
+        f"{name}Arguments",
+        (model, ArgModelBase),
+        {"__module__": model.__module__, "model_dump_one_level": model_dump_one_level},
+    )
+
+
 class ZeroMemoryServer(MCPServer):
     """MCPServer whose argument and lookup failures also answer in the stable error shape."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.tool_arguments: dict[str, set[str]] = {}
+        # Tools whose function takes `conversation_id` itself (remember, ingest keep it).
+        self.takes_conversation: set[str] = set()
 
     def add_tool(self, fn: Callable[..., Any], *, name: str, **kwargs: Any) -> None:
-        parameters = inspect.signature(fn).parameters
-        self.tool_arguments[name] = {p for p in parameters if p != "ctx"}
+        """A tool from `fn(ctx, ...)`. A tool whose one argument is `request`, a pydantic model
+        (the read requests of `memories.recall.inputs`), takes the model's fields as its
+        arguments: its input schema is the model's, and the SDK validates the arguments with
+        the model itself, the one validation REST's views share."""
+        hints = get_type_hints(fn)
+        parameters = [p for p in inspect.signature(fn).parameters if p != "ctx"]
+        model = hints.get("request") if parameters == ["request"] else None
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            model = None
+        self.tool_arguments[name] = set(model.model_fields) if model else set(parameters)
+        if model is None and CONVERSATION_ID in parameters:
+            self.takes_conversation.add(name)
         super().add_tool(fn, name=name, **kwargs)
+        if model is not None:
+            tool = self._tool_manager.get_tool(name)
+            arguments = _arguments_model(name, model)
+            tool.fn_metadata.arg_model = arguments
+            schema = arguments.model_json_schema(by_alias=True)
+            # As every tool's: the conversation is listed for all of them (`list_tools`), and
+            # unknown arguments are refused by `call_tool` rather than declared.
+            schema["properties"].pop(CONVERSATION_ID, None)
+            schema.pop("additionalProperties", None)
+            tool.parameters = schema
 
     async def list_tools(self) -> list[Tool]:
         """The tools, their descriptions naming the kinds the catalogue has now."""
@@ -290,7 +327,7 @@ class ZeroMemoryServer(MCPServer):
                     {CONVERSATION_ID: ["A string of at most 200 characters."]},
                 )
             current_conversation.set(conversation or "")
-            if CONVERSATION_ID not in allowed:
+            if name not in self.takes_conversation:
                 arguments = {k: v for k, v in arguments.items() if k != CONVERSATION_ID}
         try:
             return await super().call_tool(name, arguments, context)

@@ -21,7 +21,7 @@ A memory shows up once, in the first section that has it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -30,26 +30,22 @@ from django.utils.translation import gettext as _
 from memories.activity.logged import activity_logged
 from memories.models import ActivityOperation
 from memories.recall.budget import (
-    DEFAULT_TOKENS,
     MIN_RELEVANT_SIMILARITY,
     SHARES,
     Candidate,
     Context,
     Section,
     assemble,
-    validate_max_tokens,
 )
-from memories.recall.inputs import select_scopes, validate_as_of, validate_query
+from memories.recall.inputs import (
+    DEFAULT_TOKENS,
+    BriefingRequest,
+    ContextRequest,
+    select_scopes,
+)
 from memories.recall.recall import search
 from memories.recall.sections import candidate_limit, important_rows, sections_after
 from zeromemory.core.actor import Actor
-
-
-def _options(max_tokens: Any, as_of: Any) -> dict[str, Any]:
-    options: dict[str, Any] = {"max_tokens": max_tokens}
-    if as_of is not None:
-        options["as_of"] = as_of if isinstance(as_of, str) else str(as_of)
-    return options
 
 
 def build_context(
@@ -61,18 +57,26 @@ def build_context(
     as_of: str | datetime | None = None,
 ) -> Context:
     """Context for an agent about to work on `topic`, in at most `max_tokens` tokens; with
-    `as_of`, from the memories valid at that instant as they read then."""
+    `as_of`, from the memories valid at that instant as they read then. For in-process
+    callers: the arguments are checked here by the model the doors use (`ContextRequest`)."""
+    arguments = {"topic": topic, "max_tokens": max_tokens, "scopes": scopes, "as_of": as_of}
+    return answer_context(actor=actor, request=arguments)
+
+
+def answer_context(*, actor: Actor, request: ContextRequest | Mapping[str, Any]) -> Context:
+    """build_context for a request the door parsed (REST, MCP), or for arguments checked here;
+    every call, refused ones included, writes one activity row."""
+    sent = dict(request) if isinstance(request, ContextRequest) else request
     with activity_logged(
         actor=actor,
         operation=ActivityOperation.BUILD_CONTEXT,
-        query=topic,
-        scopes=scopes,
-        options=_options(max_tokens, as_of),
+        query=sent.get("topic"),
+        scopes=sent.get("scopes"),
+        options=ContextRequest.logged_options(sent),
     ) as entry:
-        validate_query(topic, field_name="topic")
-        max_tokens = validate_max_tokens(max_tokens)
-        instant = validate_as_of(as_of)
-        selection = select_scopes(actor=actor, scopes=scopes)
+        request = ContextRequest.parse(request)
+        topic, max_tokens, instant = request.topic, request.max_tokens, request.instant
+        selection = select_scopes(actor=actor, scopes=request.scopes)
         k = candidate_limit(max_tokens * SHARES["focus"], per_row=50, lo=5, hi=50)
         hits = search(query=topic, selection=selection, k=k, as_of=instant)
         focus = Section(
@@ -124,15 +128,23 @@ def briefing(
     Its rows do not bump recall counts: the briefing ranks by them, and counting its own
     answers would keep the same memories on top forever.
     """
+    arguments = {"max_tokens": max_tokens, "scopes": scopes, "as_of": as_of}
+    return answer_briefing(actor=actor, request=arguments)
+
+
+def answer_briefing(*, actor: Actor, request: BriefingRequest | Mapping[str, Any]) -> Context:
+    """briefing for a request the door parsed (REST, MCP), or for arguments checked here;
+    every call, refused ones included, writes one activity row."""
+    sent = dict(request) if isinstance(request, BriefingRequest) else request
     with activity_logged(
         actor=actor,
         operation=ActivityOperation.BRIEFING,
-        scopes=scopes,
-        options=_options(max_tokens, as_of),
+        scopes=sent.get("scopes"),
+        options=BriefingRequest.logged_options(sent),
     ) as entry:
-        max_tokens = validate_max_tokens(max_tokens)
-        instant = validate_as_of(as_of)
-        selection = select_scopes(actor=actor, scopes=scopes)
+        request = BriefingRequest.parse(request)
+        max_tokens, instant = request.max_tokens, request.instant
+        selection = select_scopes(actor=actor, scopes=request.scopes)
         limit = candidate_limit(max_tokens * SHARES["focus"], per_row=25, lo=10, hi=400)
         focus = Section(
             "important",

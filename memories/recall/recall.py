@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -54,12 +54,10 @@ from memories.recall.budget import count_tokens
 from memories.recall.inputs import (
     DEFAULT_K,
     MODES,
+    RecallRequest,
     ScopeSelection,
     select_scopes,
-    validate_as_of,
-    validate_k,
     validate_kinds,
-    validate_query,
 )
 from memories.recall.sql import IDF_ROW_LIMIT, MIN_EF_SEARCH, PRODUCT, Tuning
 from memories.recall.statement import rows_statement, statement
@@ -183,20 +181,6 @@ def search(
     ]
 
 
-def _recall_options(k: Any, kinds: Any, mode: Any, as_of: Any = None) -> dict[str, Any]:
-    options: dict[str, Any] = {
-        "k": k if isinstance(k, int) else None,
-        "kinds": [str(kind) for kind in kinds]
-        if isinstance(kinds, list | tuple) and kinds
-        else None,
-    }
-    if mode != "hybrid":
-        options["mode"] = mode
-    if as_of is not None:
-        options["as_of"] = as_of if isinstance(as_of, str) else str(as_of)
-    return options
-
-
 def recall(
     *,
     actor: Actor,
@@ -209,26 +193,42 @@ def recall(
 ) -> list[Hit]:
     """The k best valid memories for the query among the scopes the actor may read.
 
-    `scopes` narrows the search (each must be readable: 404 otherwise); `kinds` filters by
-    kind; `mode` picks both legs (the default) or one of them (the bench compares them);
-    `as_of` (an ISO 8601 instant with its offset) asks for the memories valid then, with the
-    text they had then, in the scopes the actor may read now.
+    For in-process callers (the dashboard, the bench): the arguments are checked here by the
+    request model the doors use (`RecallRequest`). `scopes` narrows the search (each must be
+    readable: 404 otherwise); `kinds` filters by kind; `mode` picks both legs (the default) or
+    one of them (the bench compares them); `as_of` (an ISO 8601 instant with its offset) asks
+    for the memories valid then, with the text they had then, in the scopes the actor may read
+    now.
+    """
+    arguments = {"query": query, "scopes": scopes, "kinds": kinds, "k": k, "as_of": as_of}
+    return answer_recall(actor=actor, request=arguments, mode=mode)
+
+
+def answer_recall(
+    *, actor: Actor, request: RecallRequest | Mapping[str, Any], mode: str = "hybrid"
+) -> list[Hit]:
+    """recall for a request the door parsed (REST, MCP), or for arguments checked here.
+
     Every call, refused ones included, writes one activity row.
     """
+    sent = dict(request) if isinstance(request, RecallRequest) else request
     with activity_logged(
         actor=actor,
         operation=ActivityOperation.RECALL,
-        query=query,
-        scopes=scopes,
-        options=_recall_options(k, kinds, mode, as_of),
+        query=sent.get("query"),
+        scopes=sent.get("scopes"),
+        options=RecallRequest.logged_options({**sent, "mode": mode}),
     ) as entry:
-        validate_query(query)
-        k = validate_k(k)
-        kind_slugs = validate_kinds(kinds)
-        instant = validate_as_of(as_of)
-        selection = select_scopes(actor=actor, scopes=scopes)
+        request = RecallRequest.parse(request)
+        kind_slugs = validate_kinds(request.kinds)
+        selection = select_scopes(actor=actor, scopes=request.scopes)
         hits = search(
-            query=query, selection=selection, kinds=kind_slugs, k=k, mode=mode, as_of=instant
+            query=request.query,
+            selection=selection,
+            kinds=kind_slugs,
+            k=request.k,
+            mode=mode,
+            as_of=request.instant,
         )
         # Marked here, not in search(): build_context marks all its sections at once.
         marked = disputed(hit.pk for hit in hits)
