@@ -8,8 +8,6 @@ instant with its offset) reads the memories valid at that instant; the service c
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from django.utils.translation import gettext_lazy as _
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
@@ -38,11 +36,6 @@ class StrictIntegerField(serializers.IntegerField):
         return super().to_internal_value(data)
 
 
-def _in_conversation(actor, body: inputs.ReadRequest):
-    """The actor with the conversation the caller named (the activity row keeps it)."""
-    return replace(actor, conversation_id=body.conversation_id or "")
-
-
 class RecallView(APIView):
     @extend_schema(
         request=inputs.RecallRequest,
@@ -51,9 +44,9 @@ class RecallView(APIView):
     )
     def post(self, request):
         actor = actor_for_request(request)
-        body = inputs.RecallRequest.parse(request.data)
-        hits = recall.answer_recall(actor=_in_conversation(actor, body), request=body)
-        return render(RecallOut(query=body.query, results=hits))
+        hits = recall.answer_recall(actor=actor, arguments=request.data)
+        # Answered, so the body held a query, which the answer repeats exactly as sent.
+        return render(RecallOut(query=request.data["query"], results=hits))
 
 
 class ContextView(APIView):
@@ -64,8 +57,7 @@ class ContextView(APIView):
     )
     def post(self, request):
         actor = actor_for_request(request)
-        body = inputs.ContextRequest.parse(request.data)
-        result = context.answer_context(actor=_in_conversation(actor, body), request=body)
+        result = context.answer_context(actor=actor, arguments=request.data)
         return render(result.answer())
 
 
@@ -86,8 +78,8 @@ class BriefingView(APIView):
     )
     def get(self, request):
         actor = actor_for_request(request)
-        query = inputs.BriefingRequest.parse_query(request.query_params.dict())
-        result = context.answer_briefing(actor=_in_conversation(actor, query), request=query)
+        arguments = inputs.BriefingRequest.query_arguments(request.query_params.dict())
+        result = context.answer_briefing(actor=actor, arguments=arguments)
         return render(result.answer())
 
 

@@ -24,12 +24,11 @@ import logging
 import math
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
-from typing import Any, get_type_hints
+from typing import Any
 
 from asgiref.sync import sync_to_async
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError, UnexpectedToolError
-from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
 from mcp.shared.exceptions import MCPError
 from mcp_types import (
     CallToolResult,
@@ -247,17 +246,28 @@ def _arguments_error(allowed: set[str], arguments: dict[str, Any]) -> CallToolRe
     return None if problem is None else error_result("validation_failed", *problem)
 
 
-def _arguments_model(name: str, model: type[BaseModel]) -> type[ArgModelBase]:
-    """`model` as the SDK's arguments model: validated as it is, and handed to the tool whole,
-    as its `request` argument."""
+class _Sent:
+    """A tool's arguments as sent, handed to the tool whole (its `arguments` parameter)."""
 
-    def model_dump_one_level(self: BaseModel) -> dict[str, Any]:
-        return {"request": self}
+    def __init__(self, arguments: dict[str, Any]) -> None:
+        self.arguments = arguments
+
+    def model_dump_one_level(self) -> dict[str, Any]:
+        return {"arguments": self.arguments}
+
+
+def _unchecked(model: type[BaseModel]) -> type[BaseModel]:
+    """`model` as the SDK's arguments model: its fields still steer the SDK's pre-parsing (a
+    list sent as a JSON string), but the SDK does not validate; the service does, with
+    `model`, so a refusal is logged and answered like a REST one."""
+
+    def model_validate(cls: type[BaseModel], obj: Any, *args: Any, **kwargs: Any) -> _Sent:
+        return _Sent(dict(obj))
 
     return type(
-        f"{name}Arguments",
-        (model, ArgModelBase),
-        {"__module__": model.__module__, "model_dump_one_level": model_dump_one_level},
+        f"{model.__name__}Sent",
+        (model,),
+        {"__module__": model.__module__, "model_validate": classmethod(model_validate)},
     )
 
 
@@ -270,30 +280,33 @@ class ZeroMemoryServer(MCPServer):
         # Tools whose function takes `conversation_id` itself (remember, ingest keep it).
         self.takes_conversation: set[str] = set()
 
-    def add_tool(self, fn: Callable[..., Any], *, name: str, **kwargs: Any) -> None:
-        """A tool from `fn(ctx, ...)`. A tool whose one argument is `request`, a pydantic model
-        (the read requests of `memories.recall.inputs`), takes the model's fields as its
-        arguments: its input schema is the model's, and the SDK validates the arguments with
-        the model itself, the one validation REST's views share."""
-        hints = get_type_hints(fn)
+    def add_tool(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str,
+        arguments: type[BaseModel] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """A tool from `fn(ctx, ...)`. With `arguments` (a read request of
+        `memories.recall.inputs`), `fn(ctx, arguments)` gets the arguments as sent, and the
+        tool's input schema is the model's: the service parses them with the model, once,
+        inside the call's activity row, as it does a REST body."""
         parameters = [p for p in inspect.signature(fn).parameters if p != "ctx"]
-        model = hints.get("request") if parameters == ["request"] else None
-        if not (isinstance(model, type) and issubclass(model, BaseModel)):
-            model = None
-        self.tool_arguments[name] = set(model.model_fields) if model else set(parameters)
-        if model is None and CONVERSATION_ID in parameters:
+        self.tool_arguments[name] = set(arguments.model_fields) if arguments else set(parameters)
+        if arguments is None and CONVERSATION_ID in parameters:
             self.takes_conversation.add(name)
         super().add_tool(fn, name=name, **kwargs)
-        if model is not None:
+        if arguments is not None:
             tool = self._tool_manager.get_tool(name)
-            arguments = _arguments_model(name, model)
-            tool.fn_metadata.arg_model = arguments
+            tool.fn_metadata.arg_model = _unchecked(arguments)
             schema = arguments.model_json_schema(by_alias=True)
-            # As every tool's: the conversation is listed for all of them (`list_tools`), and
-            # unknown arguments are refused by `call_tool` rather than declared.
+            # As every tool's schema: the conversation is listed for all of them (`list_tools`),
+            # and unknown arguments are refused by `call_tool` rather than declared.
             schema["properties"].pop(CONVERSATION_ID, None)
-            schema.pop("additionalProperties", None)
-            tool.parameters = schema
+            for key in ("additionalProperties", "description"):
+                schema.pop(key, None)
+            tool.parameters = {**schema, "title": f"{name}Arguments"}
 
     async def list_tools(self) -> list[Tool]:
         """The tools, their descriptions naming the kinds the catalogue has now."""

@@ -101,32 +101,39 @@ async def remember(
     return await run_tool(ctx, work)
 
 
-async def recall(
-    ctx: Context, request: inputs.RecallRequest
-) -> Annotated[CallToolResult, RecallOut]:
+# The read tools take their arguments as sent: the service parses them with the request model,
+# whose schema is the tool's input schema (`READ_REQUESTS`, `ZeroMemoryServer.add_tool`).
+async def recall(ctx: Context, arguments: dict[str, Any]) -> Annotated[CallToolResult, RecallOut]:
     def work(actor: Actor) -> RecallOut:
-        hits = answer_recall(actor=actor, request=request)
-        return RecallOut(query=request.query, results=hits)
+        hits = answer_recall(actor=actor, arguments=arguments)
+        return RecallOut(query=arguments["query"], results=hits)
 
     return await run_tool(ctx, work, memory_links)
 
 
 async def build_context(
-    ctx: Context, request: inputs.ContextRequest
+    ctx: Context, arguments: dict[str, Any]
 ) -> Annotated[CallToolResult, ContextOut]:
     def work(actor: Actor) -> BaseModel:
-        return context.answer_context(actor=actor, request=request).answer()
+        return context.answer_context(actor=actor, arguments=arguments).answer()
 
     return await run_tool(ctx, work, memory_links)
 
 
 async def briefing(
-    ctx: Context, request: inputs.BriefingRequest
+    ctx: Context, arguments: dict[str, Any]
 ) -> Annotated[CallToolResult, ContextOut]:
     def work(actor: Actor) -> BaseModel:
-        return context.answer_briefing(actor=actor, request=request).answer()
+        return context.answer_briefing(actor=actor, arguments=arguments).answer()
 
     return await run_tool(ctx, work, memory_links)
+
+
+READ_REQUESTS: dict[str, type[BaseModel]] = {
+    "recall": inputs.RecallRequest,
+    "build_context": inputs.ContextRequest,
+    "briefing": inputs.BriefingRequest,
+}
 
 
 async def forget(
@@ -240,6 +247,7 @@ def build_server() -> ZeroMemoryServer:
             description=contract.DESCRIPTIONS[name],
             annotations=hints.model_copy(update={"title": title}),
             structured_output=True,
+            arguments=READ_REQUESTS.get(name),
         )
     server.resource(
         RULES_URI,

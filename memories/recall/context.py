@@ -27,7 +27,6 @@ from typing import Any
 
 from django.utils.translation import gettext as _
 
-from memories.activity.logged import activity_logged
 from memories.models import ActivityOperation
 from memories.recall.budget import (
     MIN_RELEVANT_SIMILARITY,
@@ -41,6 +40,7 @@ from memories.recall.inputs import (
     DEFAULT_TOKENS,
     BriefingRequest,
     ContextRequest,
+    logged_read,
     select_scopes,
 )
 from memories.recall.recall import search
@@ -60,21 +60,20 @@ def build_context(
     `as_of`, from the memories valid at that instant as they read then. For in-process
     callers: the arguments are checked here by the model the doors use (`ContextRequest`)."""
     arguments = {"topic": topic, "max_tokens": max_tokens, "scopes": scopes, "as_of": as_of}
-    return answer_context(actor=actor, request=arguments)
+    return answer_context(actor=actor, arguments=arguments)
 
 
-def answer_context(*, actor: Actor, request: ContextRequest | Mapping[str, Any]) -> Context:
-    """build_context for a request the door parsed (REST, MCP), or for arguments checked here;
-    every call, refused ones included, writes one activity row."""
-    sent = dict(request) if isinstance(request, ContextRequest) else request
-    with activity_logged(
+def answer_context(*, actor: Actor, arguments: Mapping[str, Any] | ContextRequest) -> Context:
+    """build_context for the arguments as a door received them (a REST body, MCP tool
+    arguments) or as `build_context` passes them: parsed once, here, by `ContextRequest`.
+    Every call, refused ones included, writes one activity row."""
+    with logged_read(
         actor=actor,
         operation=ActivityOperation.BUILD_CONTEXT,
-        query=sent.get("topic"),
-        scopes=sent.get("scopes"),
-        options=ContextRequest.logged_options(sent),
-    ) as entry:
-        request = ContextRequest.parse(request)
+        model=ContextRequest,
+        request=arguments,
+        query_field="topic",
+    ) as (request, entry):
         topic, max_tokens, instant = request.topic, request.max_tokens, request.instant
         selection = select_scopes(actor=actor, scopes=request.scopes)
         k = candidate_limit(max_tokens * SHARES["focus"], per_row=50, lo=5, hi=50)
@@ -129,20 +128,19 @@ def briefing(
     answers would keep the same memories on top forever.
     """
     arguments = {"max_tokens": max_tokens, "scopes": scopes, "as_of": as_of}
-    return answer_briefing(actor=actor, request=arguments)
+    return answer_briefing(actor=actor, arguments=arguments)
 
 
-def answer_briefing(*, actor: Actor, request: BriefingRequest | Mapping[str, Any]) -> Context:
-    """briefing for a request the door parsed (REST, MCP), or for arguments checked here;
-    every call, refused ones included, writes one activity row."""
-    sent = dict(request) if isinstance(request, BriefingRequest) else request
-    with activity_logged(
+def answer_briefing(*, actor: Actor, arguments: Mapping[str, Any] | BriefingRequest) -> Context:
+    """briefing for the arguments as a door received them (a REST query string parsed by
+    `BriefingRequest.parse_query`, MCP tool arguments) or as `briefing` passes them: parsed
+    once, here, by `BriefingRequest`. Every call, refused ones included, writes one row."""
+    with logged_read(
         actor=actor,
         operation=ActivityOperation.BRIEFING,
-        scopes=sent.get("scopes"),
-        options=BriefingRequest.logged_options(sent),
-    ) as entry:
-        request = BriefingRequest.parse(request)
+        model=BriefingRequest,
+        request=arguments,
+    ) as (request, entry):
         max_tokens, instant = request.max_tokens, request.instant
         selection = select_scopes(actor=actor, scopes=request.scopes)
         limit = candidate_limit(max_tokens * SHARES["focus"], per_row=25, lo=10, hi=400)

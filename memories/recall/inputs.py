@@ -13,16 +13,18 @@ instant of `as_of`. What needs the database stays in the service: the kinds must
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
-from typing import Annotated, Any, Self
+from typing import Annotated, Any, Self, TypeVar
 
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
+from memories.activity.logged import Entry, activity_logged
 from memories.kinds import kind_for_slug
 from scopes import access
 from zeromemory.core.actor import Actor
@@ -41,6 +43,8 @@ MIN_TOKENS = 100
 MAX_TOKENS = 32_000
 DEFAULT_TOKENS = 2_000
 
+MAX_LOGGED_KINDS = 20
+
 MODES = ("hybrid", "vector", "fulltext")
 
 # `as_of` is an instant between the first day a memory here could exist and now (a client's
@@ -48,6 +52,7 @@ MODES = ("hybrid", "vector", "fulltext")
 EARLIEST_AS_OF = datetime(2000, 1, 1, tzinfo=UTC)
 AS_OF_SKEW = timedelta(minutes=5)
 MAX_AS_OF_CHARS = 64
+_INTEGER = re.compile(r"-?[0-9]{1,9}")
 _LOST_PLUS = re.compile(r"(T\d\d:\d\d(?::\d\d(?:\.\d+)?)?) (\d\d(?::?\d\d)?)$")
 
 
@@ -154,6 +159,9 @@ ConversationId = Annotated[
 ]
 
 
+R = TypeVar("R", bound="ReadRequest")
+
+
 class ReadRequest(BaseModel):
     """What every read request shares: strict types, no unknown fields, `as_of`, the scopes and
     the caller's conversation."""
@@ -178,15 +186,19 @@ class ReadRequest(BaseModel):
             raise refusal(exc) from None
 
     @classmethod
-    def parse_query(cls, params: Mapping[str, str]) -> Self:
-        """The request from a query string: numbers arrive as text, and scopes comma-separated."""
-        data: dict[str, Any] = dict(params)
-        if isinstance(data.get("scopes"), str):
-            data["scopes"] = [s.strip() for s in data["scopes"].split(",") if s.strip()] or None
-        try:
-            return cls.model_validate(data, strict=False)
-        except ValidationError as exc:
-            raise refusal(exc) from None
+    def query_arguments(cls, params: Mapping[str, str]) -> dict[str, Any]:
+        """A query string's parameters as the arguments a JSON body would carry: the whole
+        numbers of integer fields as integers, the scopes comma-separated as a list. Nothing is
+        refused here: the model refuses "lots" tokens in the service, as it does for a body."""
+        arguments: dict[str, Any] = dict(params)
+        for name, value in arguments.items():
+            field = cls.model_fields.get(name)
+            if field is not None and field.annotation is int and _INTEGER.fullmatch(value):
+                arguments[name] = int(value)
+        if "scopes" in arguments:
+            scopes = [s.strip() for s in arguments["scopes"].split(",") if s.strip()]
+            arguments["scopes"] = scopes or None
+        return arguments
 
     @property
     def instant(self) -> datetime | None:
@@ -194,17 +206,19 @@ class ReadRequest(BaseModel):
         return as_of_instant(self.as_of)
 
     @classmethod
-    def logged_options(cls, arguments: Mapping[str, Any]) -> dict[str, Any]:
-        """The options an activity row keeps, from the arguments as sent (a refused call's too,
-        so nothing here trusts their types)."""
-        options = cls._own_options(arguments)
-        as_of = arguments.get("as_of")
-        if as_of is not None:
-            options["as_of"] = as_of if isinstance(as_of, str) else str(as_of)
+    def logged_options(cls, sent: Mapping[str, Any]) -> dict[str, Any]:
+        """The options an activity row keeps, from the arguments as sent: a refused call's too,
+        so nothing here trusts their types, and nothing unbounded is kept."""
+        options = cls._own_options(sent)
+        as_of = sent.get("as_of")
+        if isinstance(as_of, datetime) or (
+            isinstance(as_of, str) and len(as_of) <= MAX_AS_OF_CHARS
+        ):
+            options["as_of"] = str(as_of)
         return options
 
     @classmethod
-    def _own_options(cls, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    def _own_options(cls, sent: Mapping[str, Any]) -> dict[str, Any]:
         return {}
 
 
@@ -216,15 +230,14 @@ class RecallRequest(ReadRequest):
     k: K = DEFAULT_K
 
     @classmethod
-    def _own_options(cls, arguments: Mapping[str, Any]) -> dict[str, Any]:
-        k, kinds = arguments.get("k", DEFAULT_K), arguments.get("kinds")
-        options: dict[str, Any] = {
-            "k": k if isinstance(k, int) else None,
-            "kinds": [str(kind) for kind in kinds]
-            if isinstance(kinds, list | tuple) and kinds
-            else None,
-        }
-        mode = arguments.get("mode", "hybrid")
+    def _own_options(cls, sent: Mapping[str, Any]) -> dict[str, Any]:
+        k, kinds = sent.get("k", DEFAULT_K), sent.get("kinds")
+        if isinstance(kinds, list | tuple) and kinds and len(kinds) <= MAX_LOGGED_KINDS:
+            kinds = [str(kind)[:MAX_KIND_CHARS] for kind in kinds]
+        else:
+            kinds = None
+        options: dict[str, Any] = {"k": _logged_int(k), "kinds": kinds}
+        mode = sent.get("mode", "hybrid")
         if mode != "hybrid":
             options["mode"] = mode
         return options
@@ -239,8 +252,8 @@ class ContextRequest(ReadRequest):
     max_tokens: MaxTokens = DEFAULT_TOKENS
 
     @classmethod
-    def _own_options(cls, arguments: Mapping[str, Any]) -> dict[str, Any]:
-        return {"max_tokens": arguments.get("max_tokens", DEFAULT_TOKENS)}
+    def _own_options(cls, sent: Mapping[str, Any]) -> dict[str, Any]:
+        return {"max_tokens": _logged_int(sent.get("max_tokens", DEFAULT_TOKENS))}
 
 
 class BriefingRequest(ReadRequest):
@@ -249,8 +262,61 @@ class BriefingRequest(ReadRequest):
     max_tokens: MaxTokens = DEFAULT_TOKENS
 
     @classmethod
-    def _own_options(cls, arguments: Mapping[str, Any]) -> dict[str, Any]:
-        return {"max_tokens": arguments.get("max_tokens", DEFAULT_TOKENS)}
+    def _own_options(cls, sent: Mapping[str, Any]) -> dict[str, Any]:
+        return {"max_tokens": _logged_int(sent.get("max_tokens", DEFAULT_TOKENS))}
+
+
+def _logged_int(value: object) -> int | None:
+    """An integer option as sent, when it is one a row can keep (no bool, no 400 digits)."""
+    if isinstance(value, bool) or not isinstance(value, int) or abs(value) > 2**53:
+        return None
+    return value
+
+
+def _logged_text(value: object, limit: int) -> str:
+    """Text as sent, when a row can keep it: a string within the limit, without NUL."""
+    if not isinstance(value, str) or len(value) > limit or "\x00" in value:
+        return ""
+    return value
+
+
+@contextmanager
+def logged_read(
+    *,
+    actor: Actor,
+    operation: str,
+    model: type[R],
+    request: R | Mapping[str, Any],
+    query_field: str | None = None,
+    **service_options: Any,
+) -> Iterator[tuple[R, Entry]]:
+    """The request parsed by `model` (the one validation, whichever door it came through) and
+    its activity row: written for refused requests too, with the query, scopes and options as
+    sent (bounded: an oversized refusal keeps none of its text), and the caller's conversation."""
+    sent = dict(request) if isinstance(request, BaseModel) else request
+    if not isinstance(sent, Mapping):
+        sent = {}
+    refused: ValidationFailed | None = None
+    try:
+        parsed = model.parse(request)
+    except ValidationFailed as exc:
+        refused = exc
+    else:
+        if parsed.conversation_id:
+            actor = replace(actor, conversation_id=parsed.conversation_id)
+    scopes = sent.get("scopes")
+    with activity_logged(
+        actor=actor,
+        operation=operation,
+        query=_logged_text(sent.get(query_field), MAX_QUERY_CHARS) if query_field else "",
+        scopes=[_logged_text(s, MAX_SCOPE_ID_CHARS) for s in scopes[:MAX_SCOPES]]
+        if isinstance(scopes, list | tuple)
+        else None,
+        options=model.logged_options({**sent, **service_options}),
+    ) as entry:
+        if refused is not None:
+            raise refused
+        yield parsed, entry
 
 
 def refusal(exc: ValidationError) -> ValidationFailed:

@@ -48,7 +48,6 @@ from django.db import connections, router
 from pydantic import Field
 
 from memories import embeddings
-from memories.activity.logged import activity_logged
 from memories.models import ActivityOperation, Memory
 from memories.recall.budget import count_tokens
 from memories.recall.inputs import (
@@ -56,6 +55,7 @@ from memories.recall.inputs import (
     MODES,
     RecallRequest,
     ScopeSelection,
+    logged_read,
     select_scopes,
     validate_kinds,
 )
@@ -201,25 +201,23 @@ def recall(
     now.
     """
     arguments = {"query": query, "scopes": scopes, "kinds": kinds, "k": k, "as_of": as_of}
-    return answer_recall(actor=actor, request=arguments, mode=mode)
+    return answer_recall(actor=actor, arguments=arguments, mode=mode)
 
 
 def answer_recall(
-    *, actor: Actor, request: RecallRequest | Mapping[str, Any], mode: str = "hybrid"
+    *, actor: Actor, arguments: Mapping[str, Any] | RecallRequest, mode: str = "hybrid"
 ) -> list[Hit]:
-    """recall for a request the door parsed (REST, MCP), or for arguments checked here.
-
-    Every call, refused ones included, writes one activity row.
-    """
-    sent = dict(request) if isinstance(request, RecallRequest) else request
-    with activity_logged(
+    """recall for the arguments as a door received them (a REST body, MCP tool arguments) or
+    as `recall` passes them: parsed once, here, by `RecallRequest`. Every call, refused ones
+    included, writes one activity row."""
+    with logged_read(
         actor=actor,
         operation=ActivityOperation.RECALL,
-        query=sent.get("query"),
-        scopes=sent.get("scopes"),
-        options=RecallRequest.logged_options({**sent, "mode": mode}),
-    ) as entry:
-        request = RecallRequest.parse(request)
+        model=RecallRequest,
+        request=arguments,
+        query_field="query",
+        mode=mode,
+    ) as (request, entry):
         kind_slugs = validate_kinds(request.kinds)
         selection = select_scopes(actor=actor, scopes=request.scopes)
         hits = search(
