@@ -19,9 +19,10 @@ score is the cosine distance placed between the nearest and the farthest vector 
 the nearest), the text score is the weight over the best row's, times coverage^1.5; they are
 weighted 1 : 5 and divided by 6, so a memory first in both legs scores 1. Reciprocal rank fusion
 threw away how far ahead a leg's first rows are, which is what the full-text weight knows about
-rare terms. The fused score is then multiplied by the kind's weight and an age decay
-0.5^(age / half-life), both from the MemoryKind catalogue. `sql.py` and `statement.py` hold
-the statement and its tuning; bench/locomo.py --ablation measures each part.
+rare terms. The fused score is then multiplied by the kind's weight, an age decay
+0.5^(age / half-life), both from the MemoryKind catalogue, and the usage boost. `statement.py`
+holds the statement, its fragments and its tuning; `inputs.py` the request it answers;
+bench/locomo.py --ablation measures each part against the earlier variants in bench/.
 
 The query is embedded and matched exactly as it arrived: no trimming, normalising or translating,
 and no LLM call. The scopes come from `scopes.access`; the SQL only ever sees their ids.
@@ -59,8 +60,7 @@ from memories.recall.inputs import (
     select_scopes,
     validate_kinds,
 )
-from memories.recall.sql import IDF_ROW_LIMIT, MIN_EF_SEARCH, PRODUCT, Tuning
-from memories.recall.statement import rows_statement, statement
+from memories.recall.statement import IDF_ROW_LIMIT, MIN_EF_SEARCH, PRODUCT, Tuning, rows_statement
 from memories.schemas import HitOut
 from memories.selectors import disputed
 from zeromemory.core.actor import Actor
@@ -129,11 +129,10 @@ def search(
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
     vector = embeddings.embed_query(query) if mode != "fulltext" else None
     rows = readable_rows(selection, kinds)
-    sql = statement(
+    sql = tuning.statement(
         scopes=selection.array,
         kinds=bool(kinds),
         mode=mode,
-        tuning=tuning,
         k=k,
         rows=rows,
         as_of=as_of is not None,

@@ -9,7 +9,7 @@ from memories import tasks
 from memories.embeddings import embed_query
 from memories.models import Memory
 from memories.recall import inputs as search
-from memories.recall import sql as search_sql
+from memories.recall import statement as search_sql
 from memories.recall.recall import recall
 from memories.services import lifecycle
 from tests.factories import make_scope
