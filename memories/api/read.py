@@ -1,9 +1,11 @@
 """REST endpoints of the read path: recall, context, briefing, and the caller's activity log.
 
-Thin: validate the shape, call one service or selector, answer. The query and the topic are
-passed on exactly as they arrived (no whitespace trimming), so the activity log shows what was
-sent. Ranges: k 1..50 (default 10); max_tokens 100..32000 (default 2000). `as_of` (an ISO 8601
-instant with its offset) reads the memories valid at that instant; the service checks it.
+Thin: recall, context and briefing hand the body (briefing: its query string, as the arguments
+a body would carry) to the service as sent, which parses it once with the request model that
+the MCP tools share (`memories.recall.inputs`: RecallRequest, ContextRequest, BriefingRequest;
+the OpenAPI schema of the bodies is the models' JSON schema), inside the call's activity row.
+The query and the topic stay exactly as they arrived (no whitespace trimming), so the activity
+log shows what was sent. The activity log and the benchmark validate their own input here.
 """
 
 from __future__ import annotations

@@ -1,8 +1,10 @@
 """The MCP tools: remember, recall, build_context, briefing, forget, restore, list_scopes, ingest
 (the review queue's in `memories.mcp.hygiene_tools`, history in `memories.mcp.history_tools`).
 
-Each tool validates its arguments (the input schema mirrors the REST serializers and uses the
-same limits), calls the same service or selector as the REST view, and shapes the answer;
+Each tool validates its arguments (with the limits REST uses), calls the same service or
+selector as the REST view, and shapes the answer; recall, build_context and briefing share
+REST's request models outright (`READ_REQUESTS`: the model's schema is the tool's input schema,
+and the service parses the arguments with it);
 `memories.mcp.server` runs it as the token's user and maps errors. The descriptions are the tool
 contract, in `memories.mcp.contract`.
 """

@@ -233,7 +233,7 @@ class RecallRequest(ReadRequest):
     def _own_options(cls, sent: Mapping[str, Any]) -> dict[str, Any]:
         k, kinds = sent.get("k", DEFAULT_K), sent.get("kinds")
         if isinstance(kinds, list | tuple) and kinds and len(kinds) <= MAX_LOGGED_KINDS:
-            kinds = [str(kind)[:MAX_KIND_CHARS] for kind in kinds]
+            kinds = [_logged_text(kind, MAX_KIND_CHARS) for kind in kinds]
         else:
             kinds = None
         options: dict[str, Any] = {"k": _logged_int(k), "kinds": kinds}
