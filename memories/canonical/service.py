@@ -29,7 +29,7 @@ from pgvector.django import CosineDistance
 from memories import spend
 from memories.canonical.translator import translate_to_english
 from memories.embeddings import Embedded, embed_contents
-from memories.jobs import Job
+from memories.jobs import Job, JobSettings, job_register
 from memories.models import LlmPath, Memory, TranslationStatus, ValidityEnd
 from memories.records import content_hash, move_provenance, save_windows, validity_close
 
@@ -127,20 +127,25 @@ def _merge_into(memory: Memory, survivor: Memory) -> None:
 
 WAITING_FOR_KEY = "ANTHROPIC_API_KEY is not set; waiting for a key."
 
-TRANSLATION = Job(
-    name="translation",
-    model=Memory,
-    task="memories.canonical.tasks.canonicalize",
-    task_name="canonicalize",
-    settings="TRANSLATION",
-    before=_before,
-    call=_translate,
-    apply=_apply,
-    prefix="translation_",
-    retryable=(TranslationStatus.PENDING, TranslationStatus.FAILED),
-    # A memory has no status to wait in: it stays pending, the reason in its error.
-    waiting_error=WAITING_FOR_KEY,
-    related=("scope",),
+TRANSLATION = job_register(
+    Job(
+        name="translation",
+        model=Memory,
+        task="memories.canonical.tasks.canonicalize",
+        task_name="canonicalize",
+        settings=JobSettings(
+            prefix="TRANSLATION", caller="TRANSLATOR", timeout=30, daily_tokens=1_000_000
+        ),
+        spend_path=LlmPath.TRANSLATION,
+        before=_before,
+        call=_translate,
+        apply=_apply,
+        prefix="translation_",
+        retryable=(TranslationStatus.PENDING, TranslationStatus.FAILED),
+        # A memory has no status to wait in: it stays pending, the reason in its error.
+        waiting_error=WAITING_FOR_KEY,
+        related=("scope",),
+    )
 )
 
 

@@ -17,7 +17,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
-from typing import Annotated, Any, Self, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Self, TypeVar
 
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -168,9 +168,12 @@ class ReadRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
-    scopes: ScopeIds = None
-    as_of: AsOf = None
-    conversation_id: ConversationId = ""
+    # Each request declares its fields itself, in the order its schema lists them; every one
+    # has these three.
+    if TYPE_CHECKING:
+        scopes: list[str] | None
+        as_of: str | datetime | None
+        conversation_id: str
 
     @classmethod
     def parse(cls, data: object) -> Self:
@@ -226,8 +229,11 @@ class RecallRequest(ReadRequest):
     """recall: the k best memories for the query."""
 
     query: Annotated[Query, Field(description="In English; run exactly as sent, never translated.")]
+    scopes: ScopeIds = None
     kinds: Kinds = None
     k: K = DEFAULT_K
+    as_of: AsOf = None
+    conversation_id: ConversationId = ""
 
     @classmethod
     def _own_options(cls, sent: Mapping[str, Any]) -> dict[str, Any]:
@@ -250,6 +256,9 @@ class ContextRequest(ReadRequest):
         Query, Field(description="In English; searched exactly as sent, never translated.")
     ]
     max_tokens: MaxTokens = DEFAULT_TOKENS
+    scopes: ScopeIds = None
+    as_of: AsOf = None
+    conversation_id: ConversationId = ""
 
     @classmethod
     def _own_options(cls, sent: Mapping[str, Any]) -> dict[str, Any]:
@@ -259,7 +268,10 @@ class ContextRequest(ReadRequest):
 class BriefingRequest(ReadRequest):
     """briefing: build_context without a topic, for the start of a session."""
 
+    scopes: ScopeIds = None
     max_tokens: MaxTokens = DEFAULT_TOKENS
+    as_of: AsOf = None
+    conversation_id: ConversationId = ""
 
     @classmethod
     def _own_options(cls, sent: Mapping[str, Any]) -> dict[str, Any]:
@@ -321,15 +333,14 @@ def logged_read(
 
 def refusal(exc: ValidationError) -> ValidationFailed:
     """A pydantic refusal as the API's: validation_failed naming each field (`scopes.0` for an
-    item), the first field's message as the message."""
+    item), "field: message" of the first as the message (as REST's and MCP's other refusals)."""
     details: dict[str, list[str]] = {}
     for error in exc.errors():
         field = ".".join(str(part) for part in error["loc"]) or "body"
         message = _("Unknown field.") if error["type"] == "extra_forbidden" else error["msg"]
         details.setdefault(field, []).append(message)
     field, messages = next(iter(details.items()))
-    refused = ValidationFailed(field.split(".")[0], messages[0])
-    refused.message = f"{field}: {messages[0]}" if field != refused.field else messages[0]
+    refused = ValidationFailed(field.split(".")[0], f"{field}: {messages[0]}")
     refused.details = details
     return refused
 
