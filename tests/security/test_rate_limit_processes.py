@@ -8,7 +8,7 @@ import httpx2
 import pytest
 
 from tests.factories import make_token
-from tests.memories.mcp_support import start_uvicorn, stop
+from tests.served import start_uvicorn, stop_process_group
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
@@ -30,7 +30,7 @@ def test_two_web_processes_share_the_rate_of_a_user(tenancy):
             timeout=10,
         )
     finally:
-        outputs = [stop(proc) for proc, _ in servers]
+        outputs = [stop_process_group(proc) for proc, _ in servers]
     assert codes == [200] * 5 + [429, 429]
     assert other.status_code == 200  # the budget is per user
     assert not any("Traceback" in output for output in outputs), outputs
