@@ -197,7 +197,10 @@ def _remove_finished_templates(root: Path, *, keep: str) -> None:
     for lock in root.glob(f"{TEMPLATE_PREFIX}*.lock"):
         if lock.name == f"{TEMPLATE_PREFIX}{keep}.lock":
             continue
-        fd = os.open(lock, os.O_RDWR)
+        try:
+            fd = os.open(lock, os.O_RDWR)
+        except FileNotFoundError:
+            continue  # removed meanwhile by another run
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -249,7 +252,7 @@ class Served:
             self.data_dir.mkdir()
             # cp -a keeps the files' owner (the embedded server's own user when run as root).
             subprocess.run(
-                ["cp", "-a", "--reflink=auto", str(migrated_data_dir() / "pgdata"), self.data_dir],
+                ["cp", "-a", str(migrated_data_dir() / "pgdata"), str(self.data_dir)],
                 check=True,
             )
         self._log = self.log_path.open("w")

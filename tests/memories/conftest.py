@@ -14,10 +14,10 @@ def owner(tenancy, api):
     return api(tenancy.owner)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def web_url(django_db_setup, django_db_blocker):
-    """The URL of a web process (uvicorn) on the test database, shared by the module's tests
-    (each test's data is committed, then flushed)."""
+    """The URL of a web process (uvicorn) on the test database, started once for the MCP tests
+    of every module that asks (each test's data is committed, then flushed)."""
     with django_db_blocker.unblock():
         proc, base = start_uvicorn()
     yield base
