@@ -30,6 +30,8 @@ from pathlib import Path
 import psutil
 from django.conf import settings
 
+from tests.helpers import child_env
+
 BASE_DIR = Path(settings.BASE_DIR)
 
 
@@ -93,8 +95,6 @@ def start_web(
 
 def start_uvicorn(*extra: str, port: int | None = None, **env: str) -> tuple[subprocess.Popen, str]:
     """uvicorn serving the ASGI app on the test database (DATABASE_URL), on a free port."""
-    from tests.helpers import child_env
-
     port = port or free_port()
     argv = [sys.executable, "-m", "uvicorn", "zeromemory.asgi:application"]
     argv += ["--host", "127.0.0.1", "--port", str(port), "--no-access-log", *extra]
@@ -126,12 +126,12 @@ _template_hold: int | None = None  # a shared lock on the template, held while t
 def serve_environment(data_dir: Path, **env: str) -> dict[str, str]:
     """The environment of a process of a served instance: its own ZM_DATA_DIR (and so its own
     embedded database), none of the test run's database or pytest variables."""
-    child_env = {
+    environment = {
         k: v
         for k, v in os.environ.items()
         if k not in {"DATABASE_URL", "ZM_DATA_DIR"} and not k.startswith("PYTEST")
     }
-    child_env.update(
+    environment.update(
         PYTHONUNBUFFERED="1",
         DJANGO_SETTINGS_MODULE="zeromemory.settings",
         ZM_DATA_DIR=str(data_dir),
@@ -140,7 +140,7 @@ def serve_environment(data_dir: Path, **env: str) -> dict[str, str]:
         no_proxy="127.0.0.1,localhost",
         **env,
     )
-    return child_env
+    return environment
 
 
 def migrated_data_dir() -> Path:
