@@ -17,8 +17,8 @@ def reported_and_held_out(items: list) -> tuple[list[int], list[int]]:
 
 def clear_usage() -> None:
     """Leave no reports behind (the LoCoMo data directory is reused between runs)."""
-    from memories.models import MemoryUsage, MemoryUse, Rule
+    from memories.models import ReportedUse, Rule, UsageCounter
 
     Rule.objects.all().delete()
-    MemoryUse.objects.all().delete()
-    MemoryUsage.objects.all().delete()
+    ReportedUse.objects.all().delete()
+    UsageCounter.objects.all().delete()

@@ -1,7 +1,7 @@
 """bench/hygiene.py's labelled set: pairs of memories with the relation a person would give them,
 the verdict the scripted fake judge answers for each (mostly right, sometimes wrong, with varied
 confidence), and the outcome the issue's rules demand, written out here independently of
-memories/hygiene/rules.py so that the bench checks the product against the specification.
+memories/hygiene/auto_resolution.py so that the bench checks the product against the specification.
 """
 
 from __future__ import annotations

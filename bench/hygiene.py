@@ -9,7 +9,7 @@
    The scan runs over it (how many labelled pairs it proposes, by label), then every pair is
    judged through the real SDK against the suite's fake Messages API, which answers the
    scripted verdict (right nine times in ten); each outcome is checked against the rules as the
-   issue states them, written out independently of memories/hygiene/rules.py.
+   issue states them, written out independently of memories/hygiene/auto_resolution.py.
 2. The scan over --memories memories in --scopes scopes with synthetic embeddings (clustered
    random unit vectors: groups of 1 to 4 near neighbours, inserted with bulk_create; real
    embeddings of 100,000 texts take too long on this CPU), no API key, so the judge is

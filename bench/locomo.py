@@ -23,7 +23,7 @@ process, through the same search function the server calls, on the same database
 alone and all together. Those rows are a diagnosis; the headline is the REST row.
 
 The loaded data directory is kept under bench/.cache/ (git-ignored) and reused; `--fresh`
-loads into a new temporary one (the figures in README come from a fresh run).
+loads into a new temporary one (the figures in docs/benchmarks.md come from a fresh run).
 """
 
 from __future__ import annotations

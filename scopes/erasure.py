@@ -19,7 +19,7 @@ from django.utils.translation import gettext as _
 from scopes.access import Actor
 from scopes.models import Membership, Role, Scope, ScopeKind
 from scopes.signals import account_erasing, scope_erasing
-from zeromemory.core.errors import Conflict, Forbidden, ValidationFailed
+from zeromemory.core.errors import ConflictError, Forbidden, ValidationFailed
 from zeromemory.core.throttling import forget_windows
 
 if TYPE_CHECKING:
@@ -98,7 +98,7 @@ def account_delete(*, actor: Actor, password: str, delete_shared_writes: bool = 
         sole = sole_admin_scopes(user=user)
         if sole:
             names = ", ".join(f"{scope.name} ({scope.public_id})" for scope in sole)
-            raise Conflict(
+            raise ConflictError(
                 _("Make another member admin of these scopes (or delete them) first: %(s)s.")
                 % {"s": names},
                 details={"scopes": [scope.public_id for scope in sole]},

@@ -23,7 +23,7 @@ from scopes.access import (
 )
 from scopes.erasure import erase_scope
 from scopes.models import ApiToken, Membership, Role, Scope, ScopeKind, slug_validator
-from zeromemory.core.errors import Conflict, NotFound, ValidationFailed
+from zeromemory.core.errors import ConflictError, NotFound, ValidationFailed
 from zeromemory.core.secrets import refuse_secrets
 
 if TYPE_CHECKING:
@@ -59,7 +59,7 @@ def scope_create(*, actor: Actor, name: str, slug: str, kind: str) -> Scope:
             scope = Scope.objects.create(kind=kind, name=name, slug=slug, owner=actor.user)
             Membership.objects.create(scope=scope, user=actor.user, role=Role.ADMIN)
     except IntegrityError:
-        raise Conflict(
+        raise ConflictError(
             _("You already own a scope with the slug %(slug)s.") % {"slug": slug},
             details={"slug": [_("Already in use.")]},
         ) from None
@@ -81,7 +81,7 @@ def scope_update(*, scope: Scope, name: str | None = None, slug: str | None = No
             with transaction.atomic():
                 scope.save(update_fields=fields)
         except IntegrityError:
-            raise Conflict(
+            raise ConflictError(
                 _("The owner already has a scope with the slug %(slug)s.") % {"slug": slug},
                 details={"slug": [_("Already in use.")]},
             ) from None
@@ -91,7 +91,7 @@ def scope_update(*, scope: Scope, name: str | None = None, slug: str | None = No
 def scope_delete(*, scope: Scope) -> None:
     """Delete a shared scope with every row of every table that belongs to it."""
     if scope.is_personal:
-        raise Conflict(_("A personal scope cannot be deleted."))
+        raise ConflictError(_("A personal scope cannot be deleted."))
     with transaction.atomic():
         erase_scope(scope)
 
@@ -106,13 +106,13 @@ def _user_by_username(username: str) -> AbstractBaseUser:
 
 def membership_add(*, scope: Scope, username: str, role: Role) -> Membership:
     if scope.is_personal:
-        raise Conflict(_("A personal scope has no other members."))
+        raise ConflictError(_("A personal scope has no other members."))
     user = _user_by_username(username)
     try:
         with transaction.atomic():
             return Membership.objects.create(scope=scope, user=user, role=role)
     except IntegrityError:
-        raise Conflict(
+        raise ConflictError(
             _("%(u)s is already a member of this scope.") % {"u": username},
             details={"username": [_("Already a member.")]},
         ) from None
@@ -139,7 +139,7 @@ def _ensure_another_admin(scope: Scope, membership: Membership, message: str) ->
         Membership.objects.filter(scope=scope, role=Role.ADMIN).values_list("id", flat=True)
     )
     if admins == [membership.id]:
-        raise Conflict(message)
+        raise ConflictError(message)
 
 
 def membership_change_role(*, scope: Scope, username: str, role: Role) -> Membership:
@@ -159,7 +159,7 @@ def membership_remove(*, scope: Scope, username: str) -> None:
     with transaction.atomic():
         membership = _membership(scope, username)
         if scope.is_personal:
-            raise Conflict(_("Nobody can leave a personal scope."))
+            raise ConflictError(_("Nobody can leave a personal scope."))
         _ensure_another_admin(
             scope, membership, _("The last admin cannot leave; make another member admin first.")
         )

@@ -19,7 +19,7 @@ from tests.served import BASE_DIR, Served, request, wait_for
 from zeromemory import heartbeat
 from zeromemory.models import WorkerHeartbeat
 
-# The production variables README documents (with a generated key and real host names).
+# The production variables docs/operations.md documents (with a generated key and real host names).
 PRODUCTION = {
     "ZM_SECRET_KEY": "k" * 10 + "Q7x!vR2#pL9@wE4$tY6%uI8^oP0&aS3*dF5(gH1)jK",
     "ZM_ALLOWED_HOSTS": "memory.example.com",

@@ -1,7 +1,7 @@
 """The OAuth 2.1 authorization server for MCP clients (django-oauth-toolkit), from the environment.
 
-Star-imported by settings.py; `.env.example` lists each variable. README "Sign-in of MCP clients"
-says why each setting has the value it has.
+Star-imported by settings.py; `.env.example` lists each variable. docs/security.md ("Sign-in of
+MCP clients") says why each setting has the value it has.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ def language_name(code: str) -> str:
 @register.filter
 def authority(memory) -> int:
     """The memory's authority rank in hygiene's rules: a person 2, an agent 1, capture 0."""
-    from memories.hygiene.rules import RANKS
+    from memories.hygiene.auto_resolution import RANKS
 
     return RANKS.get(memory.author_kind, 0)
 

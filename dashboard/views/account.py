@@ -22,7 +22,7 @@ from dashboard.common import INVALID, actor_for, add_domain_error
 from dashboard.forms import AccountDeleteForm, PasswordConfirmForm, SignupForm
 from scopes import erasure
 from zeromemory.core.actor import note_password_checked
-from zeromemory.core.errors import Conflict, DomainError
+from zeromemory.core.errors import ConflictError, DomainError
 
 
 class LoginView(auth_views.LoginView):
@@ -97,7 +97,7 @@ def account_delete(request: HttpRequest) -> HttpResponse:
                 password=form.cleaned_data["password"],
                 delete_shared_writes=form.cleaned_data["delete_shared_writes"],
             )
-        except Conflict as exc:  # the sole admin of shared scopes: hand them over first
+        except ConflictError as exc:  # the sole admin of shared scopes: hand them over first
             form.add_error(None, exc.message)
             status = exc.status
         except DomainError as exc:

@@ -16,7 +16,7 @@ from memories import selectors
 from memories.hygiene import review
 from memories.hygiene import selectors as queue
 from memories.models import ConflictStatus
-from zeromemory.core.errors import Conflict, ValidationFailed
+from zeromemory.core.errors import ConflictError, ValidationFailed
 from zeromemory.core.paging import Page
 
 PAGE_SIZE = 20
@@ -62,7 +62,7 @@ def review_resolve(request: HttpRequest, conflict_id: str) -> HttpResponse:
     action = request.POST.get("action", "")
     try:
         review.conflict_resolve(actor=actor, conflict=conflict, action=action)
-    except (Conflict, ValidationFailed) as exc:
+    except (ConflictError, ValidationFailed) as exc:
         messages.error(request, exc.message)
     else:
         done = _("Resolution undone.") if action == "undo" else _("Conflict resolved.")

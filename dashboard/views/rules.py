@@ -21,9 +21,9 @@ from dashboard.common import actor_for, domain_errors, render_page, wants_partia
 from dashboard.forms import RuleFilterForm
 from memories.models import RuleStatus
 from memories.rules import decisions
-from memories.rules import selectors as rulebook
+from memories.rules import selectors as rule_selectors
 from scopes import access
-from zeromemory.core.errors import Conflict, ReauthenticationRequired, ValidationFailed
+from zeromemory.core.errors import ConflictError, ReauthenticationRequired, ValidationFailed
 
 HELD_MESSAGE = gettext_lazy(
     "Held for a second look: this wording tells agents to fetch, run or send something. "
@@ -38,7 +38,7 @@ def _page(request: HttpRequest, data) -> HttpResponse:
     if form.is_valid():
         status = form.cleaned_data["status"] or RuleStatus.CANDIDATE
         scope = form.cleaned_data["scope"] or None
-        found, answer = rulebook.rule_list(actor=actor, scope=scope, status=status), 200
+        found, answer = rule_selectors.rule_list(actor=actor, scope=scope, status=status), 200
     context = {
         "form": form,
         "rules": found,
@@ -80,14 +80,14 @@ def _decide(
     request: HttpRequest, rule_id: str, decide, done: str, *, person: bool = True, **options
 ) -> HttpResponse:
     actor = actor_for(request)
-    find = rulebook.rule_for_decision if person else rulebook.rule_for_admin
+    find = rule_selectors.rule_for_decision if person else rule_selectors.rule_for_admin
     try:
         rule = find(actor=actor, public_id=rule_id)
     except ReauthenticationRequired:
         return _confirm_password(request)
     try:
         rule = decide(actor=actor, rule=rule, **options)
-    except (Conflict, ValidationFailed) as exc:
+    except (ConflictError, ValidationFailed) as exc:
         messages.error(request, exc.message)
     else:
         if rule.status == RuleStatus.HELD:

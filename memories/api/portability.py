@@ -14,8 +14,8 @@ from rest_framework.permissions import AllowAny
 from rest_framework.views import APIView
 
 from memories.portability.archive import read_archive
+from memories.portability.archive_import import archive_import
 from memories.portability.export import export_archive
-from memories.portability.restore import archive_import
 from memories.portability.schemas import ArchiveImportOut
 from memories.portability.service import exportable_scopes, spool_upload
 from memories.portability.tickets import ticket_redeem
@@ -25,7 +25,9 @@ from zeromemory.core.actor import actor_for_request
 from zeromemory.core.rendering import render
 from zeromemory.core.serializers import StrictSerializer
 
-ZIP = OpenApiResponse(OpenApiTypes.BINARY, description="A zip in the export format (README)")
+ZIP = OpenApiResponse(
+    OpenApiTypes.BINARY, description="A zip in the export format (docs/export-format.md)"
+)
 
 
 def zip_response(scopes: list[Scope], filename: str) -> StreamingHttpResponse:

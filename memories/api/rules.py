@@ -12,7 +12,7 @@ from memories import selectors
 from memories.feedback import Wrong, mark_used
 from memories.models import RuleStatus
 from memories.rules import decisions
-from memories.rules import selectors as rulebook
+from memories.rules import selectors as rule_selectors
 from memories.rules.candidates import rule_nominate
 from memories.rules.decisions import MAX_RULE_CHARS
 from memories.rules.schemas import RuleOut, RulesOut, UsedOut
@@ -74,13 +74,13 @@ class RuleListView(APIView):
     def get(self, request):
         query = self.Filters(data=request.query_params.dict())
         query.is_valid(raise_exception=True)
-        found = rulebook.rule_list(actor=actor_for_request(request), **query.validated_data)
+        found = rule_selectors.rule_list(actor=actor_for_request(request), **query.validated_data)
         return render(RulesOut(results=[RuleOut.of(rule) for rule in found]))
 
 
 def _decide(request, rule_id: str, decide, body_class=None, *, person: bool = True):
     actor = actor_for_request(request)
-    find = rulebook.rule_for_decision if person else rulebook.rule_for_admin
+    find = rule_selectors.rule_for_decision if person else rule_selectors.rule_for_admin
     rule = find(actor=actor, public_id=rule_id)
     options = {}
     if body_class is not None:
@@ -88,7 +88,7 @@ def _decide(request, rule_id: str, decide, body_class=None, *, person: bool = Tr
         body.is_valid(raise_exception=True)
         options = {k: v for k, v in body.validated_data.items() if v is not None}
     decide(actor=actor, rule=rule, **options)
-    return render(RuleOut.of(rulebook.rule_for_admin(actor=actor, public_id=rule_id)))
+    return render(RuleOut.of(rule_selectors.rule_for_admin(actor=actor, public_id=rule_id)))
 
 
 class RuleApproveView(APIView):

@@ -15,7 +15,7 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
 from memories.hygiene import review, service
-from memories.hygiene.rules import RANKS
+from memories.hygiene.auto_resolution import RANKS
 from memories.models import Conflict, ConflictAction, ConflictStatus, Memory, Resolution
 from zeromemory.core.actor import Actor, Surface
 from zeromemory.core.errors import DomainError

@@ -17,7 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from memories.hygiene.rules import merge_loser, standing
+from memories.hygiene.auto_resolution import merge_loser, standing
 from memories.models import (
     Conflict,
     ConflictAction,
@@ -29,8 +29,7 @@ from memories.models import (
 from memories.records import move_provenance, return_provenance
 from memories.services.lifecycle import locked, memory_forget, memory_restore, memory_supersede
 from zeromemory.core.actor import Actor
-from zeromemory.core.errors import Conflict as ConflictError
-from zeromemory.core.errors import DomainError, ValidationFailed
+from zeromemory.core.errors import ConflictError, DomainError, ValidationFailed
 from zeromemory.core.secrets import refuse_secrets
 
 ACTIONS = (*Resolution.values, "undo")

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from memories.hygiene.rules import RANKS
+from memories.hygiene.auto_resolution import RANKS
 from memories.models import Conflict, Memory
 from memories.schemas import MemoryFields
 

@@ -8,8 +8,8 @@ lease, attempts, backoff, the sweeper), declared here.
 2. the call: one Messages API call for up to ZM_HYGIENE_PAIRS_PER_CALL pairs of one scope,
    outside any transaction, its tokens recorded in the scope's spend;
 3. apply, for each pair in its own transaction while the claim is still ours: record the
-   verdict, then the rules either resolve the pair (add-only, audited), open it for review, or
-   clear it.
+   verdict, then `auto_resolution`'s rules either resolve the pair (add-only, audited), open it
+   for review, or clear it.
 
 The queue is fair: the sweeper claims pairs round robin over the scopes' owners, and over each
 owner's scopes, a call's worth of pairs of a scope at a time, so that one team's bulk import
@@ -29,7 +29,7 @@ from django_q.brokers import get_broker
 from django_q.tasks import async_task
 
 from memories import spend
-from memories.hygiene import rules
+from memories.hygiene import auto_resolution
 from memories.hygiene.judge import SAME_TEXT, Side, Verdict, judge_pairs, same_text
 from memories.hygiene.review import resolve_automatically
 from memories.hygiene.scan import ScopeScan, scope_scan
@@ -78,13 +78,13 @@ def _apply_verdict(conflict: Conflict, verdict: Verdict) -> str:
     a, b = conflict.memory_a, conflict.memory_b
     decision = None
     if a.valid and b.valid:
-        decision = rules.automatic(
+        decision = auto_resolution.automatic(
             relation=verdict.relation,
             confidence=verdict.confidence,
-            a=rules.standing(a),
-            b=rules.standing(b),
+            a=auto_resolution.standing(a),
+            b=auto_resolution.standing(b),
         )
-    if verdict.relation in rules.NOTHING_TO_DO or not (a.valid and b.valid):
+    if verdict.relation in auto_resolution.NOTHING_TO_DO or not (a.valid and b.valid):
         status = ConflictStatus.CLEARED
     else:
         status = ConflictStatus.OPEN

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from django.db.models import Count
 
+from memories.approved_rules import approved_rules
 from memories.insights.schemas import KindCountOut, MemoryLineOut, OverviewRuleOut, ScopeOverviewOut
 from memories.models import Conflict, ConflictStatus, Memory
-from memories.rulebook import approved_rules
 from scopes import access
 from scopes import selectors as scope_selectors
 from scopes.models import Role

@@ -22,13 +22,13 @@ from memories.capture.importer import SOURCE_TOOLS, memory_import
 from memories.capture.schemas import ImportedOut
 from memories.mcp.server import memory_to_change, named, run_tool
 from memories.portability.archive import read_archive
-from memories.portability.restore import archive_import
+from memories.portability.archive_import import archive_import
 from memories.portability.schemas import ArchiveImportOut
 from memories.portability.service import spool_upload
 from memories.recall import benchmark
 from memories.recall.inputs import MAX_K, MAX_QUERY_CHARS
 from memories.rules import decisions
-from memories.rules import selectors as rulebook
+from memories.rules import selectors as rule_selectors
 from memories.rules.candidates import rule_nominate
 from memories.rules.schemas import RuleOut
 from memories.schemas import BenchmarkOut, MoveOut, RelocatedOut
@@ -101,9 +101,11 @@ async def reject_rule(
     rule_id: Annotated[str, Field(max_length=40, description="A rule id of a scope you admin.")],
 ) -> Annotated[CallToolResult, RuleOut]:
     def work(actor: Actor) -> RuleOut:
-        rule = named("rule_id", lambda: rulebook.rule_for_admin(actor=actor, public_id=rule_id))
+        rule = named(
+            "rule_id", lambda: rule_selectors.rule_for_admin(actor=actor, public_id=rule_id)
+        )
         decisions.rule_reject(actor=actor, rule=rule)
-        return RuleOut.of(rulebook.rule_for_admin(actor=actor, public_id=rule_id))
+        return RuleOut.of(rule_selectors.rule_for_admin(actor=actor, public_id=rule_id))
 
     return await run_tool(ctx, work)
 

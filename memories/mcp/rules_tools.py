@@ -13,12 +13,12 @@ from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, Field
 
+from memories.approved_rules import approved_rules
 from memories.feedback import Wrong
 from memories.feedback import mark_used as feedback_mark_used
 from memories.mcp import contract
 from memories.mcp.auth import current_credential
 from memories.mcp.server import read_as_actor, run_tool
-from memories.rulebook import approved_rules
 from memories.rules.schemas import RuleOut, RulesOut, UsedOut
 from memories.rules.usage import MAX_IDS
 from scopes import access

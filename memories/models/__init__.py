@@ -42,7 +42,7 @@ from memories.models.portability import (
     PurgeRecord,
 )
 from memories.models.records import IdempotencyRecord, MemoryVersion, MemoryWindow, Provenance
-from memories.models.rules import MemoryUsage, MemoryUse, Rule, RuleStatus, RuleVersion
+from memories.models.rules import ReportedUse, Rule, RuleStatus, RuleVersion, UsageCounter
 from memories.models.validity import ValidityEnd, ValidityPeriod, ValidityStart
 
 __all__ = [
@@ -74,19 +74,19 @@ __all__ = [
     "Memory",
     "MemoryKind",
     "MemoryState",
-    "MemoryUsage",
-    "MemoryUse",
     "MemoryVersion",
     "MemoryWindow",
     "Provenance",
     "PurgeRecord",
     "Relation",
+    "ReportedUse",
     "Resolution",
     "Rule",
     "RuleStatus",
     "RuleVersion",
     "SourceKind",
     "TranslationStatus",
+    "UsageCounter",
     "ValidityEnd",
     "ValidityPeriod",
     "ValidityStart",

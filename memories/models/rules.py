@@ -1,9 +1,9 @@
 """What agents report about the memories they used, and the team rules that grow from it.
 
-- `MemoryUse`: one memory used (or found wrong) in one conversation; a memory counts once per
-  conversation, so the pair is unique.
-- `MemoryUsage`: per memory, what recall's usage boost reads (how often it was used, when last),
-  kept beside the use rows so the recall statement joins one narrow row instead of counting.
+- `ReportedUse`: one report that a memory was used (or found wrong) in one conversation; a memory
+  counts once per conversation, so the pair is unique.
+- `UsageCounter`: one row per memory, what recall's usage boost reads (how often it was used, when
+  last), kept beside the reports so the recall statement joins one narrow row instead of counting.
 - `Rule`: a memory proposed to, approved or rejected by its scope's admins, with the wording the
   rule is delivered in; `RuleVersion` keeps each earlier wording.
 """
@@ -21,7 +21,7 @@ from memories.models.memory import Memory
 from zeromemory.core.ids import new_public_id
 
 
-class MemoryUse(models.Model):
+class ReportedUse(models.Model):
     memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="uses")
     # The caller's conversation id ("" when it sent none: such uses count once in all).
     conversation = models.CharField(_("conversation"), max_length=200, blank=True, default="")
@@ -39,7 +39,9 @@ class MemoryUse(models.Model):
     created_at = models.DateTimeField(_("reported"), default=timezone.now)
 
     class Meta:
-        verbose_name = _("memory use")
+        # The table keeps the model's first name: raw SQL and earlier migrations name it.
+        db_table = "memories_memoryuse"
+        verbose_name = _("reported use")
         constraints = [
             models.UniqueConstraint(
                 fields=["memory", "conversation"], name="memory_use_once_per_conversation"
@@ -50,13 +52,17 @@ class MemoryUse(models.Model):
         return f"{self.memory_id} in {self.conversation or '-'}"
 
 
-class MemoryUsage(models.Model):
+class UsageCounter(models.Model):
     memory = models.OneToOneField(
         Memory, on_delete=models.CASCADE, primary_key=True, related_name="usage"
     )
     uses = models.PositiveIntegerField(default=0)
     last_used_at = models.DateTimeField(null=True, blank=True)
     found_wrong_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        # The table keeps the model's first name: raw SQL and earlier migrations name it.
+        db_table = "memories_memoryusage"
 
     def __str__(self) -> str:
         return f"{self.memory_id}: {self.uses}"

@@ -34,9 +34,9 @@ from memories.models import (
     IdempotencyRecord,
     LastVisit,
     Memory,
-    MemoryUse,
     Provenance,
     PurgeRecord,
+    ReportedUse,
 )
 from memories.portability.prepared import export_files_forget
 from memories.taskrows import task_rows_forget
@@ -158,7 +158,7 @@ def _rename_visitors(user: AbstractBaseUser) -> None:
     sessions = {
         *activity.values_list("conversation_id", flat=True),
         *Provenance.objects.filter(created_by=user).values_list("conversation_id", flat=True),
-        *MemoryUse.objects.filter(used_by=user).values_list("conversation", flat=True),
+        *ReportedUse.objects.filter(used_by=user).values_list("conversation", flat=True),
         *Chunk.objects.filter(user=user).values_list("conversation_id", flat=True),
     }
     clients = {
@@ -176,7 +176,7 @@ def _rename_visitors(user: AbstractBaseUser) -> None:
     for model in (DailyVisitor, LastVisit):
         _rename(model, "key", sessions, salt, kind=DailyVisitor.SESSION)
         _rename(model, "key", clients, salt, kind=DailyVisitor.CLIENT)
-    _rename(MemoryUse, "conversation", sessions, salt, used_by=user.pk)
+    _rename(ReportedUse, "conversation", sessions, salt, used_by=user.pk)
 
 
 def _unsign_challenges(user: AbstractBaseUser) -> None:

@@ -1,5 +1,5 @@
 """The memories of an import as rows: written by the importing actor, the archive's words kept as
-claims (see `memories.portability.restore`).
+claims (see `memories.portability.archive_import`).
 
 Each memory is by the actor (author kind, user, token, client), with its language decided as
 remember decides it; its provenance is the archive's rows as they were written (their times

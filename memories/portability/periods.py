@@ -1,5 +1,5 @@
 """Import of an export: the periods each memory was valid, so `as_of` answers the same after a
-move (see `memories.portability.restore`)."""
+move (see `memories.portability.archive_import`)."""
 
 from __future__ import annotations
 

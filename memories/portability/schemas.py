@@ -6,7 +6,7 @@ from datetime import datetime
 
 from pydantic import BaseModel
 
-from memories.portability.restore import ImportResult
+from memories.portability.archive_import import ImportResult
 
 
 class ArchiveImportOut(BaseModel):

@@ -9,6 +9,7 @@ from datetime import datetime
 from django.db import connections, router
 from django.utils.translation import gettext as _
 
+from memories.approved_rules import approved_rules
 from memories.models import Memory
 from memories.recall.budget import (
     OPEN_LOOP_KINDS,
@@ -23,7 +24,6 @@ from memories.recall.budget import (
 )
 from memories.recall.fragments import AGE_DAYS, AGE_DAYS_AT, AT_VERSION, DECAY, STALE, VALID_AT
 from memories.recall.inputs import ScopeSelection
-from memories.rulebook import approved_rules
 
 # {valid}, {content} and {now}: the memory's state, text and the instant, now or `as_of`'s.
 _LOOPS = """

@@ -10,7 +10,7 @@ boost = 1 + MAX_EXTRA · (1 − e^(−uses / USES_SCALE)) · 0.5^(days since las
 - a memory found wrong has its uses reset (`memories.rules.usage`), so its boost is gone.
 
 It multiplies recall's score as one factor of its own, beside the kind weight and the age decay,
-reading the one-row-per-memory `MemoryUsage` table through a left join.
+reading the one-row-per-memory `UsageCounter` table through a left join.
 """
 
 from __future__ import annotations

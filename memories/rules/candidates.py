@@ -11,9 +11,9 @@ from django.db import transaction
 from django.db.models import Count
 from django.utils.translation import gettext as _
 
-from memories.models import Memory, MemoryUse, Rule, RuleStatus
-from memories.rulebook import RULE_KINDS
-from zeromemory.core.errors import Conflict
+from memories.approved_rules import RULE_KINDS
+from memories.models import Memory, ReportedUse, Rule, RuleStatus
+from zeromemory.core.errors import ConflictError
 
 
 def rules_propose(*, memories: list[Memory]) -> list[Rule]:
@@ -22,7 +22,7 @@ def rules_propose(*, memories: list[Memory]) -> list[Rule]:
     if not eligible:
         return []
     counts = dict(
-        MemoryUse.objects.filter(memory_id__in=eligible, wrong=False, full_weight=True)
+        ReportedUse.objects.filter(memory_id__in=eligible, wrong=False, full_weight=True)
         .exclude(conversation="")
         .values_list("memory_id")
         .annotate(n=Count("conversation", distinct=True))
@@ -53,7 +53,7 @@ def rule_nominate(*, memory: Memory) -> Rule:
     approves it. A candidate or held rule is answered as it is; an approved rule, or a rejected
     one whose memory has not changed since, is a conflict."""
     if not memory.valid:
-        raise Conflict(_("A forgotten or superseded memory cannot become a rule."))
+        raise ConflictError(_("A forgotten or superseded memory cannot become a rule."))
     with transaction.atomic():
         # get_or_create takes a savepoint: a nomination racing another (or rules_propose) finds
         # the rule the other wrote instead of failing on the one rule per memory.
@@ -63,10 +63,10 @@ def rule_nominate(*, memory: Memory) -> Rule:
         if created:
             return rule
         if rule.status == RuleStatus.APPROVED:
-            raise Conflict(_("This memory is an approved rule already."))
+            raise ConflictError(_("This memory is an approved rule already."))
         if rule.status == RuleStatus.REJECTED:
             if rule.decided_hash == memory.content_hash:
-                raise Conflict(
+                raise ConflictError(
                     _("The admins rejected this rule; edit the memory before nominating it again.")
                 )
             rule.status, rule.text = RuleStatus.CANDIDATE, memory.content

@@ -17,7 +17,7 @@ from django.utils.translation import gettext as _
 from memories.models import Rule, RuleStatus, RuleVersion
 from memories.rules.caution import needs_second_look
 from zeromemory.core.actor import Actor
-from zeromemory.core.errors import Conflict, ValidationFailed
+from zeromemory.core.errors import ConflictError, ValidationFailed
 from zeromemory.core.secrets import refuse_secrets
 
 MAX_RULE_CHARS = 4000
@@ -85,7 +85,7 @@ def rule_reject(*, actor: Actor, rule: Rule) -> Rule:
     with transaction.atomic():
         rule = _locked(rule)
         if rule.status == RuleStatus.REJECTED:
-            raise Conflict(_("This rule is already rejected."))
+            raise ConflictError(_("This rule is already rejected."))
         _set_aside(rule, actor, RuleStatus.REJECTED)
     return rule
 
@@ -107,7 +107,7 @@ def rule_move(*, actor: Actor, rule: Rule, position: int) -> Rule:
     with transaction.atomic():
         rule = _locked(rule)
         if rule.status != RuleStatus.APPROVED:
-            raise Conflict(_("Only approved rules have a place in the order."))
+            raise ConflictError(_("Only approved rules have a place in the order."))
         others = _approved(rule)
         others.insert(min(position, len(others) + 1) - 1, rule)
         _renumber(others)

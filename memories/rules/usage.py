@@ -1,7 +1,7 @@
 """mark_used: what an agent reports about the memories it was handed.
 
-A used memory counts once per conversation (the `MemoryUse` pair is unique) and raises its usage
-counters (`MemoryUsage`, which recall's boost reads); a memory found wrong loses its counters, so
+A used memory counts once per conversation (the `ReportedUse` pair is unique) and raises its usage
+counters (`UsageCounter`, which recall's boost reads); a memory found wrong loses its counters, so
 its boost is gone until it is used again. Callers obtain the memories through
 `memories.selectors` (readable for a use, writable for a finding of wrong, as a challenge
 needs), keep only those a read served to the same actor in that conversation, and open the
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from django.db import connection, transaction
 from django.utils import timezone
 
-from memories.models import Memory, MemoryUsage, MemoryUse
+from memories.models import Memory, ReportedUse, UsageCounter
 from memories.rules.candidates import rules_propose
 from zeromemory.core.actor import Actor
 
@@ -54,7 +54,7 @@ def _lifts(actor: Actor, memory: Memory, full_weight: bool) -> bool:
     """Whether a new use (already stored) raises the memory's usage counter."""
     if full_weight:
         return True
-    light = MemoryUse.objects.filter(
+    light = ReportedUse.objects.filter(
         memory=memory, used_by=actor.user, full_weight=False, wrong=False
     )
     return light.count() <= LIGHT_USES_PER_USER
@@ -80,7 +80,7 @@ def memories_mark_used(
         lifted = []
         for memory in {m.pk: m for m in used if m.pk not in wrong_ids}.values():
             weighty = memory.pk in full_weight
-            _, created = MemoryUse.objects.get_or_create(
+            _, created = ReportedUse.objects.get_or_create(
                 memory=memory,
                 conversation=conversation,
                 defaults={
@@ -97,12 +97,12 @@ def memories_mark_used(
             with connection.cursor() as cursor:
                 cursor.execute(_COUNT_USES, [lifted, now])
         for memory in report.wrong:
-            MemoryUse.objects.update_or_create(
+            ReportedUse.objects.update_or_create(
                 memory=memory,
                 conversation=conversation,
                 defaults={"wrong": True, "used_by": actor.user, "used_by_token": actor.token},
             )
-            MemoryUsage.objects.update_or_create(
+            UsageCounter.objects.update_or_create(
                 memory=memory,
                 defaults={"uses": 0, "last_used_at": None, "found_wrong_at": now},
             )

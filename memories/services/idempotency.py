@@ -19,7 +19,7 @@ from memories.models import IdempotencyRecord, Memory
 from memories.services.remember_input import RememberInput
 from scopes import access
 from zeromemory.core.actor import Actor
-from zeromemory.core.errors import Conflict
+from zeromemory.core.errors import ConflictError
 
 
 def fingerprint(request: RememberInput) -> str:
@@ -29,9 +29,9 @@ def fingerprint(request: RememberInput) -> str:
     return hashlib.sha256(json.dumps(fields, sort_keys=True).encode("utf-8")).hexdigest()
 
 
-def key_conflict() -> Conflict:
+def key_conflict() -> ConflictError:
     message = _("This idempotency key was already used for another request.")
-    return Conflict(message, details={"idempotency_key": [message]})
+    return ConflictError(message, details={"idempotency_key": [message]})
 
 
 def new_record(*, actor: Actor, request: RememberInput, answer: dict) -> IdempotencyRecord:

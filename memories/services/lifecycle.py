@@ -22,7 +22,7 @@ from memories.records import (
 )
 from memories.services.remember_input import clean_content
 from zeromemory.core.actor import Actor
-from zeromemory.core.errors import Conflict, ValidationFailed
+from zeromemory.core.errors import ConflictError, ValidationFailed
 from zeromemory.core.secrets import refuse_secrets
 
 
@@ -31,14 +31,14 @@ def locked(memory: Memory) -> Memory:
     return Memory.objects.select_for_update(of=("self",)).select_related("scope").get(pk=memory.pk)
 
 
-def _duplicate_conflict(memory: Memory) -> Conflict:
+def _duplicate_conflict(memory: Memory) -> ConflictError:
     twin = (
         Memory.objects.filter(scope=memory.scope, content_hash=memory.content_hash, valid=True)
         .exclude(pk=memory.pk)
         .values_list("public_id", flat=True)
         .first()
     )
-    return Conflict(
+    return ConflictError(
         _("An identical valid memory exists in this scope: %(id)s.") % {"id": twin},
         details={"duplicate_of": twin},
     )
@@ -126,7 +126,7 @@ def memory_forget(*, actor: Actor, memory: Memory, reason: str) -> Memory:
     with transaction.atomic():
         memory = locked(memory)
         if not memory.valid:
-            raise Conflict(_("This memory is already forgotten or superseded."))
+            raise ConflictError(_("This memory is already forgotten or superseded."))
         memory.valid = False
         memory.forgotten_at = timezone.now()
         memory.forgotten_reason = reason
@@ -167,7 +167,7 @@ def memory_supersede(*, actor: Actor, memory: Memory, by: Memory) -> Memory:
         if not replacement.valid:
             raise ValidationFailed("by", _("The replacement is not valid."))
         if not memory.valid:
-            raise Conflict(_("This memory is already forgotten or superseded."))
+            raise ConflictError(_("This memory is already forgotten or superseded."))
         memory.valid = False
         memory.superseded_by = replacement
         memory.superseded_at = timezone.now()
@@ -195,7 +195,7 @@ def memory_restore(*, actor: Actor, memory: Memory) -> Memory:
     with transaction.atomic():
         memory = locked(memory)
         if memory.valid:
-            raise Conflict(_("This memory is valid already."))
+            raise ConflictError(_("This memory is valid already."))
         memory.valid = True
         memory.superseded_by = None
         memory.restored_at = memory.confirmed_at = timezone.now()

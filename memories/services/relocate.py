@@ -51,7 +51,7 @@ from memories.records import (
 from memories.services.remember_input import clean_content
 from scopes.models import Scope
 from zeromemory.core.actor import Actor, Surface
-from zeromemory.core.errors import Conflict, DomainError, ValidationFailed
+from zeromemory.core.errors import ConflictError, DomainError, ValidationFailed
 from zeromemory.core.secrets import refuse_secrets
 
 MAX_MOVE = 100  # memories per move
@@ -75,7 +75,7 @@ def _checked(memories: list[Memory], to: Scope, field: str) -> None:
         if memory.scope_id == to.pk:
             raise ValidationFailed("to_scope", _("The memory is in this scope already."))
         if not memory.valid:
-            raise Conflict(
+            raise ConflictError(
                 _("%(id)s is forgotten or superseded: restore it first.")
                 % {"id": memory.public_id},
                 details={field: [_("Not valid: %(id)s.") % {"id": memory.public_id}]},
@@ -210,7 +210,7 @@ def _write(
             memory.save()
     except IntegrityError:
         # The same text became valid in the target meanwhile (another write won the race).
-        raise Conflict(
+        raise ConflictError(
             _("The target scope was given the same text meanwhile: try again.")
         ) from None
     MemoryWindow.objects.bulk_create(window_rows(memory=memory, embedded=embedded))
@@ -269,7 +269,7 @@ def _relocate(
             for memory, embedded in zip(memories, vectors, strict=True):
                 original = rows[memory.pk]
                 if not original.valid:
-                    raise Conflict(
+                    raise ConflictError(
                         _("%(id)s was forgotten meanwhile.") % {"id": original.public_id}
                     )
                 written, deduplicated = _write(actor, original, to, embedded, move=move)

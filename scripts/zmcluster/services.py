@@ -68,7 +68,7 @@ pidfile = {root}/pgbouncer.pid
 def pgbouncer(
     host: Host, root: Path, *, db_host: str, db_port: int, port: int = 6432, pool: int = 20
 ) -> subprocess.Popen:
-    """PgBouncer in transaction pooling in front of the primary (README: why this mode)."""
+    """PgBouncer in transaction pooling in front of the primary (docs/scaling.md: why this mode)."""
     root.mkdir(parents=True, exist_ok=True)
     (root / "users.txt").write_text('"postgres" ""\n')
     config = root / "pgbouncer.ini"

@@ -14,7 +14,7 @@ from django.db import connections
 from playwright.sync_api import expect
 from rest_framework.test import APIClient
 
-from memories.models import MemoryUsage, MemoryUse, Rule, RuleStatus
+from memories.models import ReportedUse, Rule, RuleStatus, UsageCounter
 from memories.services.remember import RememberInput, memory_remember
 from scopes.models import Role
 from tests.factories import UserFactory, add_member, make_scope, make_token
@@ -85,7 +85,7 @@ def test_a_used_convention_becomes_a_rule_that_opens_every_context(session):
     assert rule.status == RuleStatus.CANDIDATE
 
     # mark_used of a memory the caller cannot read: not_found, nothing recorded.
-    uses = MemoryUse.objects.count()
+    uses = ReportedUse.objects.count()
     refused = off_the_loop(
         call_tool,
         make_token(outsider),
@@ -93,8 +93,8 @@ def test_a_used_convention_becomes_a_rule_that_opens_every_context(session):
         {"memory_ids": [convention.public_id], "conversation_id": "x"},
     )
     assert refused.is_error and structured(refused)["error"]["code"] == "not_found"
-    assert MemoryUse.objects.count() == uses
-    assert MemoryUsage.objects.get(memory=convention).uses == 3
+    assert ReportedUse.objects.count() == uses
+    assert UsageCounter.objects.get(memory=convention).uses == 3
 
     # A reader sees no candidate and cannot approve.
     page = session.page(reader)

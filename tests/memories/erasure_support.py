@@ -10,7 +10,7 @@ from memories.insights.fold import insights_fold
 from memories.models import (
     DailyVisitor,
     LastVisit,
-    MemoryUse,
+    ReportedUse,
 )
 from memories.taskrows import task_rows
 from scopes.models import ApiToken
@@ -204,5 +204,5 @@ def team_counts(team, memory: str) -> tuple[int, int, int]:
     return (
         DailyVisitor.objects.filter(scope=team).count(),
         LastVisit.objects.filter(scope=team).count(),
-        MemoryUse.objects.filter(memory__public_id=memory).count(),
+        ReportedUse.objects.filter(memory__public_id=memory).count(),
     )

@@ -5,7 +5,7 @@ the stored uses allow, and a team's "found nothing" rows from reads that did not
 
 from __future__ import annotations
 
-from memories.models import EmptyRead, Memory, MemoryUsage, MemoryUse
+from memories.models import EmptyRead, Memory, ReportedUse, UsageCounter
 from memories.services.remember import RememberInput, memory_remember
 from tests.memories.insights.support import activity
 from tests.memories.migration_support import run_migration_step
@@ -26,12 +26,14 @@ def test_heal_lowers_forged_usage_and_drops_misattributed_empty_reads(tenancy, k
     earned = _remember(tenancy, "Review schema changes with the data team.")
     # Thirty reports of a reader (before the fix, each one lifted the counter).
     for n in range(30):
-        MemoryUse.objects.create(memory=forged, conversation=f"made-up-{n}", used_by=tenancy.reader)
-    MemoryUsage.objects.create(memory=forged, uses=30)
+        ReportedUse.objects.create(
+            memory=forged, conversation=f"made-up-{n}", used_by=tenancy.reader
+        )
+    UsageCounter.objects.create(memory=forged, uses=30)
     # A writer's own five conversations: they keep their weight.
     for n in range(5):
-        MemoryUse.objects.create(memory=earned, conversation=f"real-{n}", used_by=tenancy.writer)
-    MemoryUsage.objects.create(memory=earned, uses=5)
+        ReportedUse.objects.create(memory=earned, conversation=f"real-{n}", used_by=tenancy.writer)
+    UsageCounter.objects.create(memory=earned, uses=5)
 
     team = tenancy.team.public_id
     everywhere = activity(tenancy.outsider, "recall", query="the outsider's private question")
@@ -43,7 +45,7 @@ def test_heal_lowers_forged_usage_and_drops_misattributed_empty_reads(tenancy, k
 
     _heal()
 
-    assert MemoryUsage.objects.get(memory=forged).uses == 3
-    assert MemoryUsage.objects.get(memory=earned).uses == 5
-    assert MemoryUse.objects.filter(memory=earned, full_weight=True).count() == 5
+    assert UsageCounter.objects.get(memory=forged).uses == 3
+    assert UsageCounter.objects.get(memory=earned).uses == 5
+    assert ReportedUse.objects.filter(memory=earned, full_weight=True).count() == 5
     assert list(EmptyRead.objects.values_list("query", flat=True)) == ["release tags"]

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 from django.utils import timezone
 
-from memories.models import Memory, MemoryUsage, MemoryVersion, ValidityPeriod
+from memories.models import Memory, MemoryVersion, UsageCounter, ValidityPeriod
 from memories.services.lifecycle import memory_forget
 from memories.services.remember import RememberInput, memory_remember
 from tests.memories.migration_support import run_migration_step
@@ -43,10 +43,10 @@ def test_heal_brings_stored_instants_into_what_the_server_could_have_seen(tenanc
     MemoryVersion.objects.create(
         memory=old, number=1, kind_id="task", content="Before.", created_at=YEAR_1
     )
-    MemoryUsage.objects.create(memory=old, uses=3, last_used_at=YEAR_1)
+    UsageCounter.objects.create(memory=old, uses=3, last_used_at=YEAR_1)
     Memory.objects.filter(pk=future.pk).update(created_at=YEAR_9999, valid_from=YEAR_9999)
     ValidityPeriod.objects.filter(memory=future).update(valid_from=YEAR_9999)
-    MemoryUsage.objects.create(memory=future, uses=1, last_used_at=YEAR_9999)
+    UsageCounter.objects.create(memory=future, uses=1, last_used_at=YEAR_9999)
     until = EPOCH + timedelta(seconds=1)
     Memory.objects.filter(pk=ended.pk).update(
         created_at=EPOCH, valid_from=EPOCH, valid_until=until, forgotten_at=until
@@ -63,11 +63,11 @@ def test_heal_brings_stored_instants_into_what_the_server_could_have_seen(tenanc
     assert old.last_recalled_at == scope_created
     assert old.validity_periods.get().valid_from == scope_created
     assert old.versions.get().created_at == scope_created
-    assert MemoryUsage.objects.get(memory=old).last_used_at == scope_created
+    assert UsageCounter.objects.get(memory=old).last_used_at == scope_created
     future.refresh_from_db()
     assert before <= future.created_at == future.valid_from <= timezone.now()
     assert future.validity_periods.get().valid_from == future.valid_from
-    assert before <= MemoryUsage.objects.get(memory=future).last_used_at <= timezone.now()
+    assert before <= UsageCounter.objects.get(memory=future).last_used_at <= timezone.now()
     ended.refresh_from_db()
     assert ended.valid_from == ended.valid_until == ended.forgotten_at == scope_created
     period = ended.validity_periods.get()

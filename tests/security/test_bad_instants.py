@@ -11,7 +11,7 @@ import pytest
 
 from memories.hygiene.scan import hygiene_scan
 from memories.insights.fold import insights_fold
-from memories.models import Memory, MemoryKind, MemoryUsage, MemoryVersion, ValidityPeriod
+from memories.models import Memory, MemoryKind, MemoryVersion, UsageCounter, ValidityPeriod
 from memories.services.lifecycle import memory_forget
 from memories.services.remember import RememberInput, memory_remember
 from tests.mcp_inproc import call_tool, structured
@@ -116,7 +116,7 @@ def plant_instants(world, instant: datetime) -> None:
         MemoryVersion.objects.create(
             memory=memory, number=1, kind_id=memory.kind_id, content="Before.", created_at=instant
         )
-        MemoryUsage.objects.update_or_create(
+        UsageCounter.objects.update_or_create(
             memory=memory, defaults={"uses": 2**31 - 1, "last_used_at": instant}
         )
     # A half-life staff set at its column's bound: no instant is that many days before now.

@@ -51,7 +51,13 @@ class NotFound(DomainError):
     status = 404
 
 
-class Conflict(DomainError):
+class ConflictError(DomainError):
+    """The request clashes with the current state: already decided, already forgotten, a key reused.
+
+    Not the hygiene model `memories.models.Conflict` (a judged pair of memories); the wire code
+    stays "conflict".
+    """
+
     code = "conflict"
     status = 409
 

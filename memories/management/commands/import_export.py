@@ -8,7 +8,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from memories.portability.archive import read_archive
-from memories.portability.restore import archive_import
+from memories.portability.archive_import import archive_import
 from scopes.access import administrable_scope, writable_scope
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import DomainError

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from memories.rulebook import approved_rules
+from memories.approved_rules import approved_rules
 from memories.rules.export import FORMATS, rules_file
 from scopes.models import Scope
 

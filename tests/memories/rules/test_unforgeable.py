@@ -13,7 +13,7 @@ import pytest
 from django.test import Client
 from rest_framework.test import APIClient
 
-from memories.models import MemoryUsage, MemoryUse, Rule, RuleStatus
+from memories.models import ReportedUse, Rule, RuleStatus, UsageCounter
 from memories.recall.context import build_context
 from memories.recall.recall import recall
 from memories.recall.usage import MAX_EXTRA, USES_SCALE
@@ -84,7 +84,7 @@ def test_mark_used_counts_only_what_was_served_to_the_same_caller_in_that_conver
     # Served to the same person through another credential: not this caller's either.
     briefed(bearer(make_token(tenancy.writer, name="other")), "other-token")
     assert used(writer, [convention.public_id], "other-token")["counted"] == []
-    assert not MemoryUse.objects.exists() and not MemoryUsage.objects.exists()
+    assert not ReportedUse.objects.exists() and not UsageCounter.objects.exists()
     # Served to this caller in this conversation: counted, there only.
     assert convention.public_id in briefed(writer, "real")
     assert used(writer, [convention.public_id], "real")["counted"] == [convention.public_id]
@@ -97,7 +97,7 @@ def test_mark_used_counts_only_what_was_served_to_the_same_caller_in_that_conver
         )
     )
     assert result["counted"] == [convention.public_id]
-    assert MemoryUsage.objects.get(memory=convention).uses == 2
+    assert UsageCounter.objects.get(memory=convention).uses == 2
     # With no conversation named: only what a recent read without one served.
     assert used(writer, [convention.public_id], None)["counted"] == []
     assert convention.public_id in briefed(writer, "")

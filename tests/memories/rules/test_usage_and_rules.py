@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 from django.test import override_settings
 
-from memories.models import Conflict, MemoryUsage, MemoryUse, Rule, RuleStatus
+from memories.models import Conflict, ReportedUse, Rule, RuleStatus, UsageCounter
 from memories.recall.context import briefing, build_context
 from memories.rules import decisions
 from scopes.models import Role
@@ -60,9 +60,9 @@ def test_a_memory_counts_once_per_conversation(api, tenancy, team_memories):
     assert first.json()["counted"] == [convention.public_id]
     again = use(writer, [convention.public_id, convention.public_id], "c1").json()
     assert again["counted"] == [] and again["repeated"] == [convention.public_id]
-    assert MemoryUsage.objects.get(memory=convention).uses == 1
+    assert UsageCounter.objects.get(memory=convention).uses == 1
     use(writer, [convention.public_id], "c2")
-    assert MemoryUsage.objects.get(memory=convention).uses == 2
+    assert UsageCounter.objects.get(memory=convention).uses == 2
 
 
 def test_three_conversations_make_a_candidate_only_for_rule_kinds(api, tenancy, team_memories):
@@ -90,7 +90,7 @@ def test_uses_without_a_conversation_id_count_once(api, tenancy, team_memories):
         client.post(
             "/api/v1/memories/used", {"memory_ids": [team_memories[0].public_id]}, format="json"
         )
-    assert MemoryUse.objects.count() == 1
+    assert ReportedUse.objects.count() == 1
     assert not Rule.objects.exists()
 
 
@@ -111,13 +111,13 @@ def test_an_unreadable_memory_answers_not_found_and_changes_nothing(api, tenancy
         {"memory_ids": [team_memories[0].public_id], "conversation_id": "c1"},
     )
     assert result.is_error and structured(result)["error"]["code"] == "not_found"
-    assert not MemoryUse.objects.exists() and not MemoryUsage.objects.exists()
+    assert not ReportedUse.objects.exists() and not UsageCounter.objects.exists()
 
 
 def test_a_read_only_token_reports_nothing(api, tenancy, team_memories):
     response = use(api(tenancy.owner, read_only=True), [team_memories[0].public_id], "c1")
     assert response.status_code == 403
-    assert not MemoryUse.objects.exists()
+    assert not ReportedUse.objects.exists()
 
 
 def test_found_wrong_loses_the_boost_and_opens_a_challenge(api, tenancy, team_memories):
@@ -132,7 +132,7 @@ def test_found_wrong_loses_the_boost_and_opens_a_challenge(api, tenancy, team_me
     [challenged] = response.json()["wrong"]
     conflict = Conflict.objects.get(public_id=challenged["conflict_id"])
     assert conflict.memory_a == convention and "Only one now." in conflict.rationale
-    usage = MemoryUsage.objects.get(memory=convention)
+    usage = UsageCounter.objects.get(memory=convention)
     assert usage.uses == 0 and usage.found_wrong_at is not None
     # A reader may report use but not dispute: a challenge needs the writer role.
     reader = api(tenancy.reader)

@@ -1,4 +1,4 @@
-"""The decision rules: which judged pairs are resolved without a person, and how. Pure functions
+"""Automatic resolution: which judged pairs are resolved without a person, and how. Pure functions
 over the verdict and the two memories' authority, kind and age; no database.
 
 - A duplicate at confidence ≥ HYGIENE_AUTO_DUPLICATE (0.90) is merged: the memory of lower
