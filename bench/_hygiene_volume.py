@@ -30,11 +30,11 @@ def judge_volume(fake, turns: int, scopes: int) -> None:
     from django.contrib.auth import get_user_model
     from django_q.conf import Conf
 
+    from memories.canonical.content import content_hash
     from memories.embeddings import embed_contents
     from memories.hygiene import scan, tasks
     from memories.hygiene.judge import normalized
     from memories.models import Conflict, ConflictStatus, Memory
-    from memories.records import content_hash
     from scopes.services import scope_create
     from zeromemory.core.actor import Actor
 

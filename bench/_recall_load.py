@@ -49,15 +49,15 @@ def load(items: list[Item], vectors: np.ndarray, scopes: dict[str, object], ages
     from django.db import connection
     from django.utils import timezone
 
+    from memories.canonical.content import content_hash
     from memories.embeddings import windows_for
-    from memories.records import content_hash
     from zeromemory.core.ids import new_public_id
 
     now = timezone.now()
     columns = (
         "public_id, scope_id, kind_id, content, content_original, content_lang, content_hash, "
         "content_revision, translation_status, translation_attempts, translation_error, "
-        "translation_claim, author_kind, agent_name, embedding, valid, forgotten_reason, "
+        "translation_claim, author_kind, agent_name, embedding, valid_from, forgotten_reason, "
         "recall_count, created_at, updated_at"
     )
     public_ids = [new_public_id("mem") for _ in items]
@@ -80,7 +80,7 @@ def load(items: list[Item], vectors: np.ndarray, scopes: dict[str, object], ages
             "agent",
             "bench",
             _vector_text(vector),
-            "t",
+            created,  # valid from its creation (`valid` is derived from it)
             "",
             "0",
             created,

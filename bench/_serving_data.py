@@ -73,14 +73,14 @@ _COPIES = """
 INSERT INTO memories_memory (
     public_id, scope_id, kind_id, content, content_original, content_lang, content_hash,
     content_revision, translation_status, translation_attempts, translation_error,
-    translation_claim, author_kind, agent_name, created_by_id, embedding, valid,
+    translation_claim, author_kind, agent_name, created_by_id, embedding,
     forgotten_reason, recall_count, valid_from, validity_gaps, created_at, updated_at)
 SELECT 'mem_c' || md5(m.id || '-' || g), m.scope_id, m.kind_id, m.content || ' (' || g || ')',
        '', m.content_lang, md5(m.content || '-' || g), 1, m.translation_status, 0, '', '',
        m.author_kind, m.agent_name, m.created_by_id,
        m.embedding + (SELECT array_agg((random() - 0.5) * 0.04)::vector(384)
                       FROM generate_series(1, 384) WHERE g > 0),
-       true, '', 0, m.created_at, false, m.created_at, m.updated_at
+       '', 0, m.created_at, false, m.created_at, m.updated_at
 FROM memories_memory m CROSS JOIN generate_series(1, %s) g
 WHERE m.scope_id = ANY(%s);
 INSERT INTO memories_validityperiod (memory_id, valid_from, started, ended)

@@ -36,7 +36,7 @@ SEED = """
 INSERT INTO memories_memory (
     public_id, scope_id, kind_id, content, content_original, content_lang, content_hash,
     content_revision, translation_status, translation_attempts, translation_error,
-    translation_claim, author_kind, agent_name, valid, forgotten_at, forgotten_reason,
+    translation_claim, author_kind, agent_name, forgotten_at, forgotten_reason,
     recall_count, valid_from, valid_until, validity_gaps, created_at, updated_at
 )
 SELECT
@@ -47,7 +47,7 @@ SELECT
     CASE WHEN i %% 7 = 0 THEN 'Der Dienst ' || i || ' antwortet auf Port ' || i ELSE '' END,
     CASE WHEN i %% 7 = 0 THEN 'de' ELSE 'en' END,
     md5('bench-' || i), 1, CASE WHEN i %% 7 = 0 THEN 'done' ELSE 'skipped' END, 0, '', '',
-    'agent', 'bench', i %% 10 <> 0,
+    'agent', 'bench',
     CASE WHEN i %% 10 = 0 THEN now() END, CASE WHEN i %% 10 = 0 THEN 'Retired.' ELSE '' END,
     0, now() - make_interval(secs => i), CASE WHEN i %% 10 = 0 THEN now() END, false,
     now() - make_interval(secs => i), now()

@@ -140,9 +140,9 @@ def scan_bench(n: int, scopes: int) -> None:
     from django.contrib.auth import get_user_model
     from django.db import connection
 
+    from memories.canonical.content import content_hash
     from memories.hygiene import scan
     from memories.models import Conflict, Memory
-    from memories.records import content_hash
     from scopes.services import scope_create
     from zeromemory.core.actor import Actor
 
@@ -214,9 +214,9 @@ def scan_bench(n: int, scopes: int) -> None:
 def incremental(vectors, scope_ids, scope_of, n: int = 1000) -> None:
     """The usual scan: n new memories (half near an existing one) against the whole store,
     through the HNSW index."""
+    from memories.canonical.content import content_hash
     from memories.hygiene import scan
     from memories.models import Memory
-    from memories.records import content_hash
 
     rng = np.random.default_rng(11)
     new = []

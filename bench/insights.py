@@ -40,8 +40,8 @@ def seed_scopes(count: int) -> tuple[object, list[tuple[str, list[str]]]]:
     """The bench user's scopes, each with 50 memories (no embeddings: nothing reads vectors)."""
     from django.contrib.auth import get_user_model
 
+    from memories.canonical.content import content_hash
     from memories.models import Memory
-    from memories.records import content_hash
     from scopes.services import scope_create
     from zeromemory.core.actor import Actor
 

@@ -138,13 +138,14 @@ class MemoryAdmin(admin.ModelAdmin):
         "translation_status",
         "translation_attempts",
         "translation_next_at",
-        "valid",
+        "is_valid",
         "created_at",
     ]
     list_filter = [
         NeedsTranslationFilter,
         "translation_status",
-        "valid",
+        # `valid` is a generated column: Django's admin picks filters by the field's class.
+        ("valid", admin.BooleanFieldListFilter),
         "kind",
         "author_kind",
         "scope",
@@ -183,6 +184,10 @@ class MemoryAdmin(admin.ModelAdmin):
         "updated_at",
     ]
     readonly_fields = [name for name in fields if name not in {"kind", "content"}]
+
+    @admin.display(description=_("valid"), boolean=True, ordering="valid")
+    def is_valid(self, memory: Memory) -> bool:
+        return memory.valid
 
     @admin.display(description=_("content"))
     def short_content(self, memory: Memory) -> str:

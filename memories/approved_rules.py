@@ -10,9 +10,6 @@ from collections.abc import Iterable
 
 from memories.models import Rule, RuleStatus
 
-# The kinds a used memory may become a rule from.
-RULE_KINDS = frozenset({"convention", "decision", "gotcha", "preference"})
-
 
 def approved_rules(scope_ids: Iterable[int]) -> list[Rule]:
     """Approved rules of valid memories in these scopes, each scope's in its admins' order."""

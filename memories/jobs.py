@@ -1,8 +1,13 @@
 """The one background-job engine: rows of a model worked off the request path by django-q2.
 
-A job is declared once (`Job`): its model, the prefix of its queue fields on that model
-(`status`, `attempts`, `error`, `claim`, `lease_until`, `next_at`), its settings, the steps
-before the call, the call and the apply step. The engine does the rest, the same for all:
+A job is declared once (`Job`): its name, its model, the prefix of its queue fields on that
+model (`status`, `attempts`, `error`, `claim`, `lease_until`, `next_at`), its settings
+(`JobSettings`: the environment variables and their defaults), its task paths, the steps before
+the call, the call and the apply step. The declaring module registers it (`job_register`) when the
+app loads (`memories.apps`), and everything else comes from the registry: the settings are read
+from the environment at start (`jobs_configure`), django-q2's rows of its tasks are known to the
+erasure (`memories.taskrows`), and one schedule sweeps every job (`jobs_sweep`). The engine does
+the rest, the same for all:
 
 1. a claim is a random token with a lease; a task runs with the claim it was queued with and
    exchanges it for a fresh one, so a redelivered task finds its claim gone and does nothing,
@@ -13,11 +18,13 @@ before the call, the call and the apply step. The engine does the rest, the same
 4. a failed call records the attempt and its error and backs off exponentially (at least as
    long as the server's retry-after), or fails the row at once when another attempt cannot help
    or it was the last one; the admin's retry brings a failed row back with fresh attempts;
-5. the sweeper (a django-q2 schedule) claims what is due, including rows whose worker died
-   mid-task (their lease ran out), and queues them; by id, or in an order the job gives (the
-   judge's is fair across owners and scopes);
-6. a job may work several claimed rows with one call (`run_many`): each row is claimed, checked
-   and applied on its own, and a call's result may fail one row and not the others.
+5. the sweeper (one django-q2 schedule for every job) claims what is due, including rows whose
+   worker died mid-task (their lease ran out), and queues them; by id, or in an order the job
+   gives (the judge's is fair across owners and scopes);
+6. a job may work several claimed rows with one call (`run_many`, queued by its `many_task`):
+   each row is claimed, checked and applied on its own, and a call's result may fail one row and
+   not the others; after such a call the next call's worth is queued at once when the queue is
+   short (`queue_next`), so a backlog is worked at the worker's pace, not the sweeper's.
 
 Every run's outcome is counted in `zm_job_outcomes_total`, by job.
 """
@@ -26,6 +33,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections import defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -37,6 +45,7 @@ from django.utils import timezone
 from django_q.brokers import get_broker
 from django_q.tasks import async_task
 
+from zeromemory.core.env import env_int, env_str
 from zeromemory.core.llm import LLMCallFailed
 from zeromemory.core.metrics import observe_job
 
@@ -57,6 +66,56 @@ def _nothing_before(row: Any) -> str | None:
 
 
 @dataclass(frozen=True)
+class JobSettings:
+    """A job's settings, declared with it: the names and defaults of its environment variables.
+
+    `prefix` names the job's own (ZM_<prefix>_MAX_ATTEMPTS, _LEASE, _DAILY_TOKENS), `caller` its
+    LLM call's (ZM_<caller>_MODEL, _TIMEOUT); the settings drop the ZM_ and say their unit
+    (TRANSLATION_LEASE_SECONDS). The backoff's base, ZM_TRANSLATION_BACKOFF, is every job's.
+    """
+
+    prefix: str  # "TRANSLATION"
+    caller: str  # "TRANSLATOR"
+    timeout: int  # seconds one call may take, the default of ZM_<caller>_TIMEOUT
+    daily_tokens: int  # the default of ZM_<prefix>_DAILY_TOKENS (per scope or per user); 0: none
+    model: str = "claude-haiku-4-5"
+    max_attempts: int = 6
+    # Whose day the daily tokens are: each scope's ("scope"), or each user's over all their
+    # scopes ("user"); either counts the job's spend rows (`memories.spend`).
+    budget_per: str = "scope"
+
+    def variables(self) -> dict[str, str]:
+        """The environment variable of each setting: {setting: variable}."""
+        return {
+            f"{self.caller}_MODEL": f"ZM_{self.caller}_MODEL",
+            f"{self.caller}_TIMEOUT_SECONDS": f"ZM_{self.caller}_TIMEOUT",
+            f"{self.prefix}_MAX_ATTEMPTS": f"ZM_{self.prefix}_MAX_ATTEMPTS",
+            f"{self.prefix}_LEASE_SECONDS": f"ZM_{self.prefix}_LEASE",
+            f"{self.prefix}_DAILY_TOKENS": f"ZM_{self.prefix}_DAILY_TOKENS",
+        }
+
+    def read(self) -> dict[str, Any]:
+        """The settings' values from the environment (the defaults where a variable is unset)."""
+        names = self.variables()
+        timeout = env_int(names[f"{self.caller}_TIMEOUT_SECONDS"], self.timeout, minimum=1)
+        return {
+            f"{self.caller}_MODEL": env_str(names[f"{self.caller}_MODEL"], self.model),
+            f"{self.caller}_TIMEOUT_SECONDS": timeout,
+            f"{self.prefix}_MAX_ATTEMPTS": env_int(
+                names[f"{self.prefix}_MAX_ATTEMPTS"], self.max_attempts, minimum=1
+            ),
+            # How long a worker may hold a row before the sweeper takes it back: longer than a
+            # call may take.
+            f"{self.prefix}_LEASE_SECONDS": env_int(
+                names[f"{self.prefix}_LEASE_SECONDS"], timeout + 60, minimum=1
+            ),
+            f"{self.prefix}_DAILY_TOKENS": env_int(
+                names[f"{self.prefix}_DAILY_TOKENS"], self.daily_tokens
+            ),
+        }
+
+
+@dataclass(frozen=True)
 class Job:
     """A declaration: what to work on, and how one row is worked."""
 
@@ -64,7 +123,8 @@ class Job:
     model: type[models.Model]
     task: str  # the dotted path of the django-q2 task, called with (row id, claim)
     task_name: str  # the task's name prefix in the queue: "<task_name>-<id>"
-    settings: str  # "TRANSLATION": TRANSLATION_LEASE_SECONDS, TRANSLATION_MAX_ATTEMPTS
+    settings: JobSettings
+    spend_path: str  # its LLM spend rows' path (`memories.spend`): "translation"
     call: Callable[[Any], Any]  # the LLM call (outside any transaction); raises LLMCallFailed
     apply: Callable[[Any, Any], str]  # (the row locked again, the call's result) -> outcome
     before: Callable[[Any], str | None] = _nothing_before  # checks with no call; an outcome stops
@@ -78,6 +138,11 @@ class Job:
     # The ids of due rows in the order to claim them (statuses, now, limit), when first in,
     # first out (by id) is not fair enough; None: by id.
     order: Callable[[list[str], datetime, int], list[int]] | None = None
+    # Several rows worked with one call: the task called with [(row id, claim), ...], the field
+    # the rows of one call share ("scope_id") and the setting that holds how many go in a call.
+    many_task: str = ""
+    call_group: str = ""
+    per_call_setting: str = ""
 
     def f(self, name: str) -> str:
         """The model's name of a queue field."""
@@ -87,7 +152,11 @@ class Job:
         return {self.f(name): value for name, value in values.items()}
 
     def _setting(self, name: str) -> Any:
-        return getattr(settings, f"{self.settings}_{name}")
+        return getattr(settings, f"{self.settings.prefix}_{name}")
+
+    def per_call(self) -> int:
+        """Rows one call works (1 without a `many_task`)."""
+        return int(getattr(settings, self.per_call_setting)) if self.many_task else 1
 
     def new_claim(self, row: Any, *, now: datetime | None = None) -> str:
         """Give the row a fresh claim and lease (the caller saves them); returns the claim."""
@@ -270,6 +339,37 @@ class Job:
         except Exception:  # noqa: BLE001 - the row is stored; the sweeper queues it after the lease
             logger.exception("could not queue the %s of %s", self.name, row_id)
 
+    def calls_of(self, claimed: list[tuple[int, str]]) -> list[list[tuple[int, str]]]:
+        """Claimed rows grouped into calls: up to `per_call` rows that share `call_group`."""
+        per_call = self.per_call()
+        if per_call == 1:
+            return [[row] for row in claimed]
+        groups = {}
+        if self.call_group:
+            groups = dict(
+                self.model.objects.filter(pk__in=[row_id for row_id, _ in claimed]).values_list(
+                    "pk", self.call_group
+                )
+            )
+        by_group: dict[Any, list[tuple[int, str]]] = defaultdict(list)
+        for row_id, claim in claimed:
+            by_group[groups.get(row_id)].append((row_id, claim))
+        return [
+            rows[start : start + per_call]
+            for rows in by_group.values()
+            for start in range(0, len(rows), per_call)
+        ]
+
+    def queue(self, claimed: list[tuple[int, str]]) -> int:
+        """Queue claimed rows, a call's worth per task; how many rows went."""
+        for call in self.calls_of(claimed):
+            first = call[0][0]
+            if self.many_task:
+                async_task(self.many_task, call, task_name=f"{self.task_name}-{first}")
+            else:
+                async_task(self.task, first, call[0][1], task_name=f"{self.task_name}-{first}")
+        return len(claimed)
+
     def sweep(self) -> int:
         """Periodic: queue the rows that are due, including those of dead workers, topping the
         queue up to `batch` tasks rather than piling onto a backlog: a row whose task still
@@ -277,10 +377,16 @@ class Job:
         only to find its claim gone. A tenth of `batch` goes in even then, so no job starves
         behind another's backlog."""
         queued = get_broker().queue_size()
-        claimed = self.due(limit=max(self.batch // 10, self.batch - queued, 1))
-        for row_id, claim in claimed:
-            async_task(self.task, row_id, claim, task_name=f"{self.task_name}-{row_id}")
-        return len(claimed)
+        return self.queue(self.due(limit=max(self.batch // 10, self.batch - queued, 1)))
+
+    def queue_next(self) -> int:
+        """After a call: the next call's worth of due rows, queued when the queue holds fewer
+        tasks than the worker has processes. So a backlog is worked at the worker's pace rather
+        than at the sweeper's (one batch a minute), and whatever else was queued meanwhile still
+        goes first; rows past their budget are not due, so nothing spins."""
+        if get_broker().queue_size() >= settings.Q_WORKERS:
+            return 0
+        return self.queue(self.due(limit=self.per_call()))
 
     def retry(self, *, row: Any) -> str | None:
         """A failed row back in the queue with fresh attempts (the admin's action). Returns the
@@ -293,3 +399,35 @@ class Job:
             pk=row.pk, **{f"{self.f('status')}__in": self.retryable}
         ).update(**self._fields({**fields, "lease_until": None}))
         return claim if retried else None
+
+
+# The declared jobs, by name: each declaring module registers its job when it is imported, and
+# the app imports those modules when it loads (`memories.apps`).
+_REGISTERED: dict[str, Job] = {}
+
+
+def job_register(job: Job) -> Job:
+    """Add a declared job to the registry (once per name); returns it."""
+    known = _REGISTERED.setdefault(job.name, job)
+    if known is not job:
+        raise ValueError(f"a job named {job.name!r} is declared twice")
+    return job
+
+
+def jobs_registered() -> list[Job]:
+    return list(_REGISTERED.values())
+
+
+def jobs_configure() -> None:
+    """At start: each registered job's settings, read from the environment, unless the project's
+    settings module already defines one (a deployment's own settings win)."""
+    for job in _REGISTERED.values():
+        for name, value in job.settings.read().items():
+            if not hasattr(settings, name):
+                setattr(settings, name, value)
+
+
+def jobs_sweep() -> int:
+    """Every minute (the django-q2 schedule "sweep-jobs"): queue every registered job's due rows,
+    including those of dead workers; how many rows went."""
+    return sum(job.sweep() for job in _REGISTERED.values())

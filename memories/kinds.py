@@ -12,6 +12,11 @@ from memories.models import MemoryKind
 from zeromemory.core.errors import ValidationFailed
 
 CACHE_SECONDS = 60
+
+# The kinds that say how a team works (what it decided, its conventions, its gotchas, what people
+# prefer): hygiene never retires one an agent or a person wrote without a person's word, and a
+# used one may become a rule. One set, so what is protected and what may become a rule agree.
+GUIDANCE_KINDS = frozenset({"convention", "decision", "gotcha", "preference"})
 _cache: dict[str, MemoryKind] = {}
 _loaded_at = 0.0
 

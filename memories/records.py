@@ -1,51 +1,15 @@
-"""What a memory's rows derive from its text, and the provenance that moves between memories:
-shared by the write services, canonicalization and hygiene, below all three; and the validity
-periods every change of a memory's state opens or closes."""
+"""The provenance that moves between memories, shared by the write services, canonicalization
+and hygiene, below all three; and the validity periods every change of a memory's state opens
+or closes. What a memory derives from its text is `memories.canonical.content`'s."""
 
 from __future__ import annotations
 
-import hashlib
-import re
-import unicodedata
 from datetime import datetime
 from typing import Any
 
 from django.utils import timezone
 
-from memories.embeddings import Embedded
-from memories.models import Memory, MemoryWindow, Provenance, ValidityPeriod, ValidityStart
-
-_WHITESPACE = re.compile(r"\s+")
-
-
-def normalize_text(text: str) -> str:
-    """The form two texts share when they say the same thing in the same words."""
-    return _WHITESPACE.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
-
-
-def content_hash(text: str) -> str:
-    return hashlib.sha256(normalize_text(text).encode("utf-8")).hexdigest()
-
-
-def window_rows(*, memory: Memory, embedded: Embedded) -> list[MemoryWindow]:
-    """The window embeddings of a long memory, as rows to insert (none for a short one)."""
-    return [
-        MemoryWindow(
-            memory=memory,
-            position=window.position,
-            start_char=window.start_char,
-            end_char=window.end_char,
-            embedding=vector,
-        )
-        for window, vector in embedded.windows
-    ]
-
-
-def save_windows(*, memory: Memory, embedded: Embedded, replace: bool) -> None:
-    """Store the window embeddings of a long memory (replacing the old ones on an edit)."""
-    if replace:
-        MemoryWindow.objects.filter(memory=memory).delete()
-    MemoryWindow.objects.bulk_create(window_rows(memory=memory, embedded=embedded))
+from memories.models import Memory, Provenance, ValidityPeriod, ValidityStart
 
 
 def move_provenance(*, source: Memory, target: Memory, written_text: str) -> list[list]:
@@ -70,8 +34,17 @@ def return_provenance(*, moved: list[list], to: Memory) -> None:
         )
 
 
-# The memory's own columns the validity helpers change, for the callers' `update_fields`.
+# The memory's own columns the validity helpers change, for the callers' `update_fields`. They
+# make `Memory.valid` (a generated column), which Django does not read back after an UPDATE:
+# `validity_saved` saves them and reads it.
 VALIDITY_FIELDS = ["valid_from", "valid_until", "validity_gaps"]
+
+
+def validity_saved(memory: Memory, *, update_fields: list[str]) -> None:
+    """Save the memory's validity bounds (and `update_fields`), then read back whether it is
+    valid now, as PostgreSQL derived it from them."""
+    memory.save(update_fields=[*update_fields, "updated_at", *VALIDITY_FIELDS])
+    memory.refresh_from_db(fields=["valid"])
 
 
 def validity_open(*, memory: Memory, at: datetime, by: Any, started: str) -> None:
@@ -96,10 +69,9 @@ def validity_close(
 
 def new_memory_state(*, held: bool) -> dict[str, Any]:
     """A new memory's state: valid from the instant it is created, or held back by capture
-    (stored forgotten, never valid until an admin keeps it)."""
+    (stored forgotten, never valid until an admin keeps it: no `valid_from`)."""
     now = timezone.now()
     return {
-        "valid": not held,
         "created_at": now,
         "valid_from": None if held else now,
         "forgotten_at": now if held else None,

@@ -4,8 +4,9 @@ removal of tasks whose rows are gone.
 
 django-q2 keeps a task's arguments and result pickled (signed in the queue, base64 in the
 results), so no text search of the database sees them. Every task whose arguments name rows of
-ours is declared in `ROW_TASKS` with the model of those rows; a test holds the declaration to
-the task functions of the code. An erasure deletes its rows first, then asks `task_rows_forget`
+ours is known to `row_tasks` with the model of those rows: a background job's tasks from its
+declaration (`memories.jobs`), the others declared here; a test holds them to the task
+functions of the code. An erasure deletes its rows first, then asks `task_rows_forget`
 to remove every django-q2 row of a task whose rows no longer exist: a queued one would find
 nothing to do, a finished or failed one keeps the ids (and, failed, an error text) of what was
 erased. With the Redis broker the queue itself lives in Redis; its tasks find their rows gone.
@@ -22,7 +23,8 @@ from typing import Any
 from django.db import models
 from django_q.models import OrmQ, Schedule, Task
 
-from memories.models import Chunk, Conflict, ExportJob, Memory
+from memories.jobs import jobs_registered
+from memories.models import ExportJob
 
 
 def _first(args: tuple, kwargs: dict) -> list[int]:
@@ -30,19 +32,26 @@ def _first(args: tuple, kwargs: dict) -> list[int]:
 
 
 def _claims(args: tuple, kwargs: dict) -> list[int]:
-    """judge_many([(conflict id, claim), ...])."""
+    """A job's many_task: judge_many([(conflict id, claim), ...])."""
     return [row_id for row_id, _claim in args[0]] if args else []
 
 
-# func (the dotted path the task is queued by) -> the model of its rows, and the ids in (args,
-# kwargs).
-ROW_TASKS: dict[str, tuple[type[models.Model], Callable[[tuple, dict], list[int]]]] = {
-    "memories.canonical.tasks.canonicalize": (Memory, _first),
-    "memories.capture.tasks.extract": (Chunk, _first),
-    "memories.hygiene.tasks.judge": (Conflict, _first),
-    "memories.hygiene.tasks.judge_many": (Conflict, _claims),
+# Tasks that are no background job's: func (the dotted path the task is queued by) -> the model
+# of its rows, and the ids in (args, kwargs).
+OTHER_ROW_TASKS: dict[str, tuple[type[models.Model], Callable[[tuple, dict], list[int]]]] = {
     "memories.portability.tasks.export_prepare": (ExportJob, _first),
 }
+
+
+def row_tasks() -> dict[str, tuple[type[models.Model], Callable[[tuple, dict], list[int]]]]:
+    """Every task whose arguments name rows of ours: each registered job's (its task with
+    (row id, claim), its many_task with [(row id, claim), ...]) and the others."""
+    declared = dict(OTHER_ROW_TASKS)
+    for job in jobs_registered():
+        declared[job.task] = (job.model, _first)
+        if job.many_task:
+            declared[job.many_task] = (job.model, _claims)
+    return declared
 
 
 @dataclass(frozen=True)
@@ -57,9 +66,12 @@ class TaskRow:
     kwargs: dict
     result: Any = None
 
-    def names(self) -> tuple[type[models.Model], list[int]] | None:
-        """The model and ids of the rows this task names, if it is declared."""
-        declared = ROW_TASKS.get(self.func)
+    def names(
+        self, declared: dict[str, tuple[type[models.Model], Callable]] | None = None
+    ) -> tuple[type[models.Model], list[int]] | None:
+        """The model and ids of the rows this task names, if it is declared (in `declared`, by
+        default `row_tasks()`)."""
+        declared = (declared if declared is not None else row_tasks()).get(self.func)
         if declared is None:
             return None
         model, ids = declared
@@ -118,8 +130,9 @@ def task_rows_forget() -> int:
     went."""
     named: list[tuple[TaskRow, type[models.Model], list[int]]] = []
     wanted: dict[type[models.Model], set[int]] = defaultdict(set)
+    declared = row_tasks()
     for row in task_rows():
-        found = row.names()
+        found = row.names(declared)
         if found is not None and found[1]:
             named.append((row, *found))
             wanted[found[0]].update(found[1])

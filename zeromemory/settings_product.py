@@ -24,17 +24,13 @@ ACTIVITY_RETENTION_DAYS = env_int("ZM_ACTIVITY_RETENTION_DAYS", 90, minimum=1)
 # Without a key the app runs and such memories wait as pending until one is configured.
 ANTHROPIC_API_KEY = env_str("ANTHROPIC_API_KEY")
 ANTHROPIC_BASE_URL = env_str("ANTHROPIC_BASE_URL")
-TRANSLATOR_MODEL = env_str("ZM_TRANSLATOR_MODEL", "claude-haiku-4-5")
-TRANSLATOR_TIMEOUT_SECONDS = env_int("ZM_TRANSLATOR_TIMEOUT", 30, minimum=1)
-TRANSLATION_MAX_ATTEMPTS = env_int("ZM_TRANSLATION_MAX_ATTEMPTS", 6, minimum=1)
+# Each background job's model, timeout, attempts, lease and daily token budget
+# (ZM_TRANSLATOR_MODEL, ZM_TRANSLATOR_TIMEOUT, ZM_TRANSLATION_MAX_ATTEMPTS, ZM_TRANSLATION_LEASE,
+# ZM_TRANSLATION_DAILY_TOKENS; the same for extraction and the hygiene judge) are declared with
+# the job (`memories.jobs.JobSettings`) and read from the environment when the app loads;
+# `.env.example` lists them (a test holds it to the declarations). The backoff's base is every
+# job's: the first retry waits this long, doubling after each failure.
 TRANSLATION_BACKOFF_SECONDS = env_int("ZM_TRANSLATION_BACKOFF", 30, minimum=1)
-# How long a worker may hold a memory it is translating before the sweeper takes it back.
-TRANSLATION_LEASE_SECONDS = env_int(
-    "ZM_TRANSLATION_LEASE", TRANSLATOR_TIMEOUT_SECONDS + 60, minimum=1
-)
-# Tokens (input + output) translation may spend per scope and UTC day; 0 means no limit. A
-# memory over the budget stays stored and readable, its translation deferred to the next day.
-TRANSLATION_DAILY_TOKENS = env_int("ZM_TRANSLATION_DAILY_TOKENS", 1_000_000)
 # A translated memory this close to another valid one in its scope is merged into it.
 CANONICAL_MERGE_SIMILARITY = 0.97
 
@@ -42,13 +38,6 @@ CANONICAL_MERGE_SIMILARITY = 0.97
 MAX_CHUNK_CHARS = env_int("ZM_MAX_CHUNK_CHARS", 200_000, minimum=1000)
 # Pieces one imported file may hold (each is a remember); more is refused before any is written.
 IMPORT_MAX_PIECES = env_int("ZM_IMPORT_MAX_PIECES", 200, minimum=1)
-EXTRACTOR_MODEL = env_str("ZM_EXTRACTOR_MODEL", "claude-haiku-4-5")
-EXTRACTOR_TIMEOUT_SECONDS = env_int("ZM_EXTRACTOR_TIMEOUT", 120, minimum=1)
-EXTRACTION_MAX_ATTEMPTS = env_int("ZM_EXTRACTION_MAX_ATTEMPTS", 6, minimum=1)
-# Seconds a worker holds a chunk it is extracting before the sweeper may take it back.
-EXTRACTION_LEASE_SECONDS = env_int("ZM_EXTRACTION_LEASE", EXTRACTOR_TIMEOUT_SECONDS + 60, minimum=1)
-# Tokens (input + output) one user's chunks may spend per UTC day; 0 means no limit.
-EXTRACTION_DAILY_TOKENS = env_int("ZM_EXTRACTION_DAILY_TOKENS", 2_000_000)
 # Days a chunk's text is kept after extraction; then only its hash and results stay.
 CHUNK_RETENTION_DAYS = env_int("ZM_CHUNK_RETENTION_DAYS", 30, minimum=1)
 
@@ -56,13 +45,6 @@ CHUNK_RETENTION_DAYS = env_int("ZM_CHUNK_RETENTION_DAYS", 30, minimum=1)
 # neighbours in its scope; an LLM judges each pair; sure duplicates and supersessions are resolved
 # (add-only, by authority rank), the rest wait in the review queue.
 HYGIENE_INTERVAL_MINUTES = env_int("ZM_HYGIENE_INTERVAL_MINUTES", 60, minimum=1)
-HYGIENE_MODEL = env_str("ZM_HYGIENE_MODEL", "claude-haiku-4-5")
-HYGIENE_TIMEOUT_SECONDS = env_int("ZM_HYGIENE_TIMEOUT", 60, minimum=1)
-HYGIENE_MAX_ATTEMPTS = env_int("ZM_HYGIENE_MAX_ATTEMPTS", 6, minimum=1)
-HYGIENE_LEASE_SECONDS = env_int("ZM_HYGIENE_LEASE", HYGIENE_TIMEOUT_SECONDS + 60, minimum=1)
-# Tokens (input + output) the judge may spend per scope and UTC day; 0 means no limit. Pairs over
-# the budget wait, queued, for the next day.
-HYGIENE_DAILY_TOKENS = env_int("ZM_HYGIENE_DAILY_TOKENS", 1_000_000)
 # Pairs of one scope judged in one call (one forced tool answer per pair).
 HYGIENE_PAIRS_PER_CALL = env_int("ZM_HYGIENE_PAIRS_PER_CALL", 20, minimum=1)
 # Neighbours per subject, and the cosine similarity a neighbour needs to make a pair.

@@ -27,19 +27,24 @@ from django.utils import timezone
 from pgvector.django import CosineDistance
 
 from memories import spend
+from memories.canonical.content import (
+    Derived,
+    content_set,
+    derived_translation,
+    embed_derived,
+    windows_saved,
+)
 from memories.canonical.translator import translate_to_english
-from memories.embeddings import Embedded, embed_contents
-from memories.jobs import Job
+from memories.jobs import Job, JobSettings, job_register
 from memories.models import LlmPath, Memory, TranslationStatus, ValidityEnd
-from memories.records import content_hash, move_provenance, save_windows, validity_close
+from memories.records import move_provenance, validity_close
 
 logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
 class Translated:
-    english: str
-    embedded: Embedded
+    derived: Derived  # the English, embedded, with the original it was made from
     revision: int
 
 
@@ -60,29 +65,22 @@ def _translate(memory: Memory) -> Translated:
     spend.spend_record(
         path=LlmPath.TRANSLATION, scope_id=memory.scope_id, tokens=translation.tokens
     )
-    english = translation.english
-    return Translated(english, embed_contents([english])[0], memory.content_revision)
+    derived = derived_translation(
+        translation.english, original=memory.content, lang=memory.content_lang
+    )
+    embed_derived([derived])
+    return Translated(derived, memory.content_revision)
 
 
 def _apply(memory: Memory, translated: Translated) -> str:
     if memory.content_revision != translated.revision:
         logger.info("dropping a stale translation of %s", memory.public_id)
         return "stale"
-    english, embedded = translated.english, translated.embedded
-    memory.content_original = memory.content
-    memory.content = english
-    memory.content_hash = content_hash(english)
-    memory.embedding = embedded.vector
-    TRANSLATION.finish(
-        memory,
-        save=False,
-        translation_status=TranslationStatus.DONE,
-        translation_attempts=memory.translation_attempts + 1,
-        translation_error="",
-        translation_next_at=None,
-    )
-    save_windows(memory=memory, embedded=embedded, replace=True)
-    twin = _merge_target(memory, embedded.vector)
+    attempts = memory.translation_attempts + 1
+    content_set(memory, translated.derived)
+    TRANSLATION.finish(memory, save=False, translation_attempts=attempts)
+    windows_saved(memory=memory, derived=translated.derived)
+    twin = _merge_target(memory, memory.embedding)
     if twin is not None:
         _merge_into(memory, twin)
         return "merged"
@@ -118,7 +116,6 @@ def _merge_into(memory: Memory, survivor: Memory) -> None:
         validity_close(
             memory=memory, at=now, by=None, ended=ValidityEnd.SUPERSEDED, replaced_by=survivor
         )
-    memory.valid = False
     memory.superseded_by = survivor
     memory.superseded_at = now
     memory.save()
@@ -127,20 +124,25 @@ def _merge_into(memory: Memory, survivor: Memory) -> None:
 
 WAITING_FOR_KEY = "ANTHROPIC_API_KEY is not set; waiting for a key."
 
-TRANSLATION = Job(
-    name="translation",
-    model=Memory,
-    task="memories.canonical.tasks.canonicalize",
-    task_name="canonicalize",
-    settings="TRANSLATION",
-    before=_before,
-    call=_translate,
-    apply=_apply,
-    prefix="translation_",
-    retryable=(TranslationStatus.PENDING, TranslationStatus.FAILED),
-    # A memory has no status to wait in: it stays pending, the reason in its error.
-    waiting_error=WAITING_FOR_KEY,
-    related=("scope",),
+TRANSLATION = job_register(
+    Job(
+        name="translation",
+        model=Memory,
+        task="memories.canonical.tasks.canonicalize",
+        task_name="canonicalize",
+        settings=JobSettings(
+            prefix="TRANSLATION", caller="TRANSLATOR", timeout=30, daily_tokens=1_000_000
+        ),
+        spend_path=LlmPath.TRANSLATION,
+        before=_before,
+        call=_translate,
+        apply=_apply,
+        prefix="translation_",
+        retryable=(TranslationStatus.PENDING, TranslationStatus.FAILED),
+        # A memory has no status to wait in: it stays pending, the reason in its error.
+        waiting_error=WAITING_FOR_KEY,
+        related=("scope",),
+    )
 )
 
 

@@ -19,5 +19,6 @@ def canonicalize(memory_id: int, claim: str) -> str:
 
 
 def sweep_translations() -> int:
-    """Periodic: queue every pending memory that is due, including those of dead workers."""
+    """Queue every pending memory that is due, including those of dead workers (the schedule
+    sweeps every job at once: `memories.jobs.jobs_sweep`)."""
     return service.TRANSLATION.sweep()

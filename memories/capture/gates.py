@@ -10,7 +10,6 @@ masked) is skipped before any call.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -18,13 +17,13 @@ from typing import Any
 from memories.canonical.protected import mask_protected
 from memories.kinds import kind_slugs
 from memories.models import ChunkSource
+from zeromemory.core.text import comparable
 
 MIN_PROSE_LETTERS = 40
 MIN_CONFIDENCE = 0.7
 MIN_TRANSCRIPT_FACT_CONFIDENCE = 0.85
 MAX_PER_CHUNK = 10
 EXCLUDED_KINDS = frozenset({"task"})
-_SPACES = re.compile(r"\s+")
 
 
 @dataclass(frozen=True)
@@ -38,10 +37,6 @@ class Candidate:
 def has_enough_prose(text: str) -> bool:
     masked = mask_protected(text)
     return sum(1 for char in masked if char.isalpha()) >= MIN_PROSE_LETTERS
-
-
-def _folded(text: str) -> str:
-    return _SPACES.sub(" ", text).strip().casefold()
 
 
 def _parsed(raw: Any) -> Candidate | None:
@@ -68,7 +63,7 @@ def apply_gates(
 ) -> tuple[list[Candidate], Counter[str]]:
     """The candidates to write, most confident first, and why each other one was dropped."""
     kinds = set(extractable_kinds())
-    haystack = _folded(chunk_text)
+    haystack = comparable(chunk_text)
     dropped: Counter[str] = Counter()
     kept: list[Candidate] = []
     for raw in candidates:
@@ -79,7 +74,7 @@ def apply_gates(
             dropped["kind"] += 1
         elif candidate.confidence < _floor(candidate.kind, source_kind):
             dropped["low_confidence"] += 1
-        elif _folded(candidate.evidence) not in haystack:
+        elif comparable(candidate.evidence) not in haystack:
             dropped["evidence_not_found"] += 1
         else:
             kept.append(candidate)

@@ -14,28 +14,20 @@ and lease, attempts, backoff, the sweeper), declared here.
 from __future__ import annotations
 
 from collections import Counter
-from datetime import UTC, datetime, time, timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Q, Sum
+from django.db.models import Q
 from django.utils import timezone
 
 from memories import spend
 from memories.capture.extractor import Extraction, extract_candidates
 from memories.capture.gates import apply_gates, has_enough_prose
 from memories.capture.suspicion import hold_reason
-from memories.jobs import Job
+from memories.jobs import Job, JobSettings, job_register
 from memories.models import AuthorKind, Chunk, ChunkStatus, LlmPath, SourceKind
 from memories.services.remember import RememberInput, memory_remember_many
 from zeromemory.core.actor import Actor, Surface
-
-
-def _spent_today(chunk: Chunk) -> int:
-    today = datetime.combine(timezone.now().date(), time.min)
-    spent = Chunk.objects.filter(
-        user_id=chunk.user_id, extracted_at__gte=timezone.make_aware(today, UTC)
-    ).aggregate(total=Sum("tokens_used"))["total"]
-    return spent or 0
 
 
 def _before(chunk: Chunk) -> str | None:
@@ -51,8 +43,9 @@ def _before(chunk: Chunk) -> str | None:
     if not has_enough_prose(chunk.content):
         EXTRACTION.finish(chunk, status=ChunkStatus.SKIPPED, extracted_at=timezone.now())
         return "skipped"
-    budget = settings.EXTRACTION_DAILY_TOKENS
-    if budget and _spent_today(chunk) >= budget:
+    # The user's budget counts their extraction spend rows today, in every scope: the rows the
+    # insights report.
+    if spend.over_budget(path=LlmPath.EXTRACTION, scope_id=chunk.scope_id, user_id=chunk.user_id):
         EXTRACTION.finish(
             chunk,
             status=ChunkStatus.DEFERRED,
@@ -65,7 +58,12 @@ def _before(chunk: Chunk) -> str | None:
 
 def _extract(chunk: Chunk) -> Extraction:
     extraction = extract_candidates(text=chunk.content, source_kind=chunk.source_kind)
-    spend.spend_record(path=LlmPath.EXTRACTION, scope_id=chunk.scope_id, tokens=extraction.tokens)
+    spend.spend_record(
+        path=LlmPath.EXTRACTION,
+        scope_id=chunk.scope_id,
+        user_id=chunk.user_id,
+        tokens=extraction.tokens,
+    )
     return extraction
 
 
@@ -127,19 +125,28 @@ def _remember(chunk: Chunk, kept: list, dropped: Counter) -> list[str]:
     return list(dict.fromkeys(ids))
 
 
-EXTRACTION = Job(
-    name="extraction",
-    model=Chunk,
-    task="memories.capture.tasks.extract",
-    task_name="extract",
-    settings="EXTRACTION",
-    before=_before,
-    call=_extract,
-    apply=_apply,
-    runnable=(ChunkStatus.PENDING, ChunkStatus.DEFERRED),
-    waiting_status=ChunkStatus.WAITING_FOR_KEY,
-    related=("user", "scope", "created_by_token"),
-    batch=50,
+EXTRACTION = job_register(
+    Job(
+        name="extraction",
+        model=Chunk,
+        task="memories.capture.tasks.extract",
+        task_name="extract",
+        settings=JobSettings(
+            prefix="EXTRACTION",
+            caller="EXTRACTOR",
+            timeout=120,
+            daily_tokens=2_000_000,
+            budget_per="user",  # a user's day, over all their scopes
+        ),
+        spend_path=LlmPath.EXTRACTION,
+        before=_before,
+        call=_extract,
+        apply=_apply,
+        runnable=(ChunkStatus.PENDING, ChunkStatus.DEFERRED),
+        waiting_status=ChunkStatus.WAITING_FOR_KEY,
+        related=("user", "scope", "created_by_token"),
+        batch=50,
+    )
 )
 
 

@@ -24,6 +24,7 @@ from django.utils.translation import gettext as _
 
 from memories.canonical.language import detect_language
 from memories.canonical.protected import protected_spans
+from zeromemory.core.text import comparable
 
 _SHELLS = r"(?:sudo\s+)?(?:ba|z|k|da|fi)?sh|python[0-9.]*|node|perl|ruby|php|iex|pwsh|powershell"
 _RUN = (
@@ -103,19 +104,15 @@ def _stems(text: str) -> set[str]:
     return {word.casefold()[:5] for word in _WORD.findall(text) if word.casefold() not in _STOP}
 
 
-def _folded(text: str) -> str:
-    return " ".join(text.split()).casefold()
-
-
 def instruction_to_agents(content: str) -> bool:
     return any(pattern.search(content) for pattern in _PATTERNS)
 
 
 def unsupported_term(content: str, chunk_text: str) -> str | None:
     """A URL, path, command or identifier of the memory that the chunk never mentions."""
-    haystack = _folded(chunk_text)
+    haystack = comparable(chunk_text)
     for term in protected_spans(content):
-        if _folded(term) not in haystack:
+        if comparable(term) not in haystack:
             return term
     return None
 

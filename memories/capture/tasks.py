@@ -17,7 +17,8 @@ def extract(chunk_id: int, claim: str) -> str:
 
 
 def sweep_chunks() -> int:
-    """Every minute: queue the chunks that are due, including those of dead workers."""
+    """Queue the chunks that are due, including those of dead workers (the schedule sweeps every
+    job at once: `memories.jobs.jobs_sweep`)."""
     return service.EXTRACTION.sweep()
 
 

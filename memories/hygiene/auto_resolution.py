@@ -19,11 +19,11 @@ from datetime import datetime
 
 from django.conf import settings
 
+from memories.kinds import GUIDANCE_KINDS
 from memories.models import AUTHOR_RANKS as RANKS
 from memories.models import Relation, Resolution
 from zeromemory.core.actor import AGENT_RANK, CAPTURE_RANK
 
-PROTECTED_KINDS = frozenset({"decision", "convention", "gotcha", "preference"})
 NOTHING_TO_DO = frozenset({Relation.COMPLEMENTARY, Relation.UNRELATED})
 
 
@@ -50,7 +50,7 @@ class Decision:
 
 
 def protected(side: Standing) -> bool:
-    return side.kind in PROTECTED_KINDS and side.rank >= AGENT_RANK
+    return side.kind in GUIDANCE_KINDS and side.rank >= AGENT_RANK
 
 
 def merge_loser(a: Standing, b: Standing) -> str:

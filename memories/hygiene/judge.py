@@ -8,8 +8,6 @@ no call: `same_text` tells them apart before any call is made.
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +15,7 @@ from django.conf import settings
 
 from memories.models import Relation
 from zeromemory.core.llm import LLMCallFailed, call_tool
+from zeromemory.core.text import comparable
 
 TOOL_NAME = "record_relations"
 RELATIONS = tuple(value for value in Relation.values if value != Relation.CHALLENGE)
@@ -74,8 +73,6 @@ Give your confidence from 0 to 1 that the relation is right: above 0.9 only when
 colleague would agree without hesitation. Reply only by calling record_relations, with one \
 entry for every pair."""
 
-_PUNCTUATION = re.compile(r"[\W_]+", re.UNICODE)
-
 
 @dataclass(frozen=True)
 class Side:
@@ -102,7 +99,7 @@ class Judgement:
 
 def normalized(text: str) -> str:
     """The text without what never changes a meaning: case, spacing, punctuation, forms."""
-    return " ".join(_PUNCTUATION.sub(" ", unicodedata.normalize("NFKC", text).casefold()).split())
+    return comparable(text, punctuation=False)
 
 
 def same_text(a: Side, b: Side) -> bool:

@@ -18,22 +18,19 @@ waits behind nobody's first pairs and nobody waits behind it.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime
 
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
-from django_q.brokers import get_broker
-from django_q.tasks import async_task
 
 from memories import spend
 from memories.hygiene import auto_resolution
 from memories.hygiene.judge import SAME_TEXT, Side, Verdict, judge_pairs, same_text
 from memories.hygiene.review import resolve_automatically
 from memories.hygiene.scan import ScopeScan, scope_scan
-from memories.jobs import Job
+from memories.jobs import Job, JobSettings, job_register
 from memories.models import Conflict, ConflictStatus, LlmPath
 from scopes.models import Scope
 from zeromemory.core.llm import LLMCallFailed
@@ -137,21 +134,28 @@ def _fair_order(statuses: list[str], now: datetime, limit: int) -> list[int]:
         return [row_id for (row_id,) in cursor.fetchall()]
 
 
-JUDGING = Job(
-    name="judging",
-    model=Conflict,
-    task="memories.hygiene.tasks.judge",
-    task_name="judge",
-    settings="HYGIENE",
-    before=_before,
-    call=_judge,
-    apply=_apply_verdict,
-    waiting_status=ConflictStatus.WAITING_FOR_KEY,
-    related=("memory_a", "memory_b", "scope"),
-    batch=200,
-    order=_fair_order,
+JUDGING = job_register(
+    Job(
+        name="judging",
+        model=Conflict,
+        task="memories.hygiene.tasks.judge",
+        task_name="judge",
+        settings=JobSettings(
+            prefix="HYGIENE", caller="HYGIENE", timeout=60, daily_tokens=1_000_000
+        ),
+        spend_path=LlmPath.JUDGE,
+        before=_before,
+        call=_judge,
+        apply=_apply_verdict,
+        waiting_status=ConflictStatus.WAITING_FOR_KEY,
+        related=("memory_a", "memory_b", "scope"),
+        batch=200,
+        order=_fair_order,
+        many_task="memories.hygiene.tasks.judge_many",
+        call_group="scope_id",
+        per_call_setting="HYGIENE_PAIRS_PER_CALL",
+    )
 )
-JUDGE_MANY_TASK = "memories.hygiene.tasks.judge_many"
 
 
 def conflict_judge(*, conflict_id: int, claim: str) -> str:
@@ -171,43 +175,9 @@ def due_conflicts(*, limit: int | None = None) -> list[tuple[int, str]]:
     return JUDGING.due(limit=limit)
 
 
-def calls_of(claimed: list[tuple[int, str]]) -> list[list[tuple[int, str]]]:
-    """Claimed pairs grouped into calls: up to ZM_HYGIENE_PAIRS_PER_CALL pairs of one scope."""
-    scopes = dict(
-        Conflict.objects.filter(pk__in=[row_id for row_id, _ in claimed]).values_list(
-            "id", "scope_id"
-        )
-    )
-    by_scope: dict[int, list[tuple[int, str]]] = defaultdict(list)
-    for row_id, claim in claimed:
-        by_scope[scopes[row_id]].append((row_id, claim))
-    per_call = settings.HYGIENE_PAIRS_PER_CALL
-    return [
-        rows[start : start + per_call]
-        for rows in by_scope.values()
-        for start in range(0, len(rows), per_call)
-    ]
-
-
 def sweep_conflicts() -> int:
     """Claim what is due and queue it, a call's worth of pairs of one scope per task."""
-    return _queue_calls(due_conflicts())
-
-
-def _queue_calls(claimed: list[tuple[int, str]]) -> int:
-    for group in calls_of(claimed):
-        async_task(JUDGE_MANY_TASK, group, task_name=f"judge-{group[0][0]}")
-    return len(claimed)
-
-
-def judge_next() -> int:
-    """After a call: the next call's worth of due pairs, queued when the queue holds fewer tasks
-    than the worker has processes. So a backlog is judged at the worker's pace rather than at
-    the sweeper's (one batch a minute), and whatever else was queued meanwhile still goes first;
-    a scope past its budget has no due pairs, so nothing spins."""
-    if get_broker().queue_size() >= settings.Q_WORKERS:
-        return 0
-    return _queue_calls(due_conflicts(limit=settings.HYGIENE_PAIRS_PER_CALL))
+    return JUDGING.sweep()
 
 
 def conflict_retry(*, conflict: Conflict) -> str | None:

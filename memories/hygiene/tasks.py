@@ -22,12 +22,13 @@ def judge_many(claims: list[tuple[int, str]]) -> list[str]:
     outcomes = service.conflicts_judge(
         claims=[(int(row_id), str(claim)) for row_id, claim in claims]
     )
-    service.judge_next()
+    service.JUDGING.queue_next()
     return outcomes
 
 
 def sweep_conflicts() -> int:
-    """Every minute: queue the pairs that are due, including those of dead workers."""
+    """Queue the pairs that are due, including those of dead workers (the schedule sweeps every
+    job at once: `memories.jobs.jobs_sweep`)."""
     return service.sweep_conflicts()
 
 

@@ -136,7 +136,7 @@ def scope_cost(*, scope: Scope, since: date, days: int) -> list[PathCostOut]:
             PathCostOut(
                 path=path,
                 budget_per_day=spend.budget_of(path),
-                budget_per="user" if path == LlmPath.EXTRACTION else "scope",
+                budget_per=spend.budget_per(path),
                 tokens=sum(day.tokens for day in series),
                 calls=sum(day.calls for day in series),
                 days=series,

@@ -17,12 +17,26 @@ class LlmPath(models.TextChoices):
 
 
 class LlmSpend(models.Model):
-    """Tokens (input and output) spent by one LLM path for one scope on one UTC day."""
+    """Tokens (input and output) spent by one LLM path for one scope on one UTC day: the rows the
+    insights report and every daily budget counts. A path budgeted per user (extraction) keeps
+    one row per user as well, so the user's budget counts their rows over all scopes; the other
+    paths' rows name no user."""
 
     day = models.DateField(_("day"))
     path = models.CharField(_("path"), max_length=16, choices=LlmPath.choices)
     scope = models.ForeignKey(
         "scopes.Scope", on_delete=models.CASCADE, related_name="+", verbose_name=_("scope")
+    )
+    # Whose work it was, for a path budgeted per user; an erased account's rows are folded into
+    # the scope's rows without a user first (`spend.spend_user_forget`), so the scope's figures
+    # stay whole.
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("user"),
     )
     tokens = models.BigIntegerField(_("tokens"), default=0)
     calls = models.PositiveIntegerField(_("calls"), default=0)
@@ -30,9 +44,21 @@ class LlmSpend(models.Model):
     class Meta:
         verbose_name = _("LLM spend")
         verbose_name_plural = _("LLM spend")
+        # One row per scope, path and day, and per user where there is one (NULLs are never
+        # equal in a unique index, hence two partial ones; the recording statement names them).
         constraints = [
-            models.UniqueConstraint(fields=["scope", "path", "day"], name="llm_spend_one_per_day")
+            models.UniqueConstraint(
+                fields=["scope", "path", "day"],
+                condition=models.Q(user__isnull=True),
+                name="llm_spend_one_per_day",
+            ),
+            models.UniqueConstraint(
+                fields=["scope", "path", "day", "user"],
+                condition=models.Q(user__isnull=False),
+                name="llm_spend_one_per_user_day",
+            ),
         ]
+        indexes = [models.Index(fields=["user", "path", "day"], name="llm_spend_user_day")]
 
     def __str__(self) -> str:
         return f"{self.path} {self.day}: {self.tokens}"

@@ -1,10 +1,12 @@
 """A memory: canonical-English content with its original, and its state.
 
-Memories are add-only. Nothing deletes one: forget and supersede set `valid` to False and record
-why; restore sets it back. Each stretch of time a memory was valid is a `ValidityPeriod` row; the
-memory keeps their outer bounds (`valid_from`, `valid_until`) and whether there is a gap between
-them, so a read "as of" an instant filters on its own row and looks at the periods only for the
-few memories that were forgotten or superseded and then restored.
+Memories are add-only. Nothing deletes one: forget and supersede end its validity and record
+why; restore opens it again. Each stretch of time a memory was valid is a `ValidityPeriod` row;
+the memory keeps their outer bounds (`valid_from`, `valid_until`) and whether there is a gap
+between them, so a read "as of" an instant filters on its own row and looks at the periods only
+for the few memories that were forgotten or superseded and then restored. `valid` is derived
+from those bounds by PostgreSQL (a generated column): valid now when it has been valid and its
+last period is still open. Nothing writes it.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from django.conf import settings
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
-from django.db.models import Q
+from django.db.models import ExpressionWrapper, Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from pgvector.django import HnswIndex, VectorField
@@ -82,7 +84,17 @@ class Memory(models.Model):
         db_persist=True,
     )
 
-    valid = models.BooleanField(_("valid"), default=True)
+    # Derived from the validity bounds below; PostgreSQL computes it on every write. Django does
+    # not read it back after an UPDATE: a service that changes the bounds refreshes it.
+    valid = models.GeneratedField(
+        expression=ExpressionWrapper(
+            Q(valid_from__isnull=False, valid_until__isnull=True),
+            output_field=models.BooleanField(),
+        ),
+        output_field=models.BooleanField(),
+        db_persist=True,
+        verbose_name=_("valid"),
+    )
     forgotten_at = models.DateTimeField(_("forgotten"), null=True, blank=True)
     forgotten_reason = models.TextField(_("reason"), blank=True, default="")
     forgotten_by = models.ForeignKey(
@@ -108,9 +120,12 @@ class Memory(models.Model):
     )
     recall_count = models.PositiveIntegerField(default=0, editable=False)
     # The outer bounds of the validity periods: the start of the first (None: never valid, e.g.
-    # held back by capture) and the end of the last (None while valid); `validity_gaps` when
-    # there is more than one period, i.e. a time between them when the memory was not valid.
-    valid_from = models.DateTimeField(_("valid from"), null=True, blank=True, editable=False)
+    # held back by capture; a new memory is valid from when it is made) and the end of the last
+    # (None while valid); `validity_gaps` when there is more than one period, i.e. a time between
+    # them when the memory was not valid.
+    valid_from = models.DateTimeField(
+        _("valid from"), null=True, blank=True, editable=False, default=timezone.now
+    )
     valid_until = models.DateTimeField(_("valid until"), null=True, blank=True, editable=False)
     validity_gaps = models.BooleanField(default=False, editable=False)
     # Ageing: the last time a write said the same again, an edit or a restore confirmed the

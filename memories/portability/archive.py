@@ -204,6 +204,11 @@ def check_references(archive: Archive) -> None:
             )
         if (memory.superseded_by is not None) != (memory.state == "superseded"):
             raise BadArchive(_("%(id)s has a state its links contradict.") % {"id": memory.id})
+        if memory.validity and (memory.validity[-1].until is None) != (memory.state == "valid"):
+            # Whether a memory is valid is what its last period says (`Memory.valid`).
+            raise BadArchive(
+                _("%(id)s has a state its validity periods contradict.") % {"id": memory.id}
+            )
         if memory.author.kind not in AuthorKind.values:
             raise BadArchive(_("%(id)s has an unknown author kind.") % {"id": memory.id})
         if memory.translation not in TranslationStatus.values:

@@ -8,25 +8,22 @@ provenance rows and `ZM_IMPORT_MAX_VERSIONS` versions, and no NUL or lone surrog
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from django.conf import settings
 from django.utils.translation import gettext as _
 
+from memories.canonical.content import clean_content
 from memories.portability.incoming import MemoryIn
-from memories.services.remember_input import clean_content
 from zeromemory.core.errors import ValidationFailed
 from zeromemory.core.secrets import refuse_secrets
-
-# Text PostgreSQL cannot store: NUL, and a lone surrogate (not UTF-8).
-_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+from zeromemory.core.text import unstorable
 
 
 def refuse_unstorable(value: Any, where: str = "") -> None:
     """Every string in a parsed file, keys too: ValueError at the first NUL or lone surrogate."""
     if isinstance(value, str):
-        if _UNSTORABLE.search(value):
+        if unstorable(value):
             raise ValueError(f"{where or 'a value'} holds a NUL or a lone surrogate")
     elif isinstance(value, dict):
         for key, item in value.items():

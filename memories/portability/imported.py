@@ -12,16 +12,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from functools import partial
 from typing import Any, TypeVar
 
-from django.db import transaction
 from pydantic import BaseModel
 
-from memories.canonical.language import detect_language
-from memories.canonical.service import TRANSLATION
-from memories.canonical.tasks import enqueue_canonicalization
-from memories.embeddings import Embedded, embed_contents
+from memories.canonical.content import (
+    Derived,
+    content_hash,
+    content_set,
+    derived_text,
+    derived_translation,
+    embed_derived,
+    translations_queued,
+    window_rows,
+)
 from memories.models import (
     Memory,
     MemoryWindow,
@@ -32,7 +36,7 @@ from memories.models import (
 )
 from memories.portability import format as fmt
 from memories.portability.incoming import MemoryIn
-from memories.records import content_hash, window_rows
+from memories.portability.periods import validity_bounds
 from scopes.models import Scope
 from zeromemory.core.actor import Actor
 
@@ -62,47 +66,40 @@ class MemoryWrite:
 
     item: MemoryIn  # its times already the import's (or the archive's, kept)
     claimed: MemoryIn  # as the archive has it
-    lang: str = ""
-    status: str = TranslationStatus.SKIPPED
-    original: str = ""
-    embedded: Embedded | None = None
+    derived: Derived | None = None  # what its text derives, once `prepare_writes` looked
 
 
-def _language(write: MemoryWrite) -> None:
-    """The language as remember decides it: text that is not English waits for
+def _derived(item: MemoryIn) -> Derived:
+    """The text's facts as remember decides them: text that is not English waits for
     canonicalization; an English text keeps the archive's original and language."""
-    item = write.item
-    decision = detect_language(item.content)
-    if decision.needs_translation:
-        write.lang, write.status, write.original = decision.lang, TranslationStatus.PENDING, ""
-    elif item.translation == TranslationStatus.DONE and item.original:
-        write.lang, write.status, write.original = item.language, item.translation, item.original
-    else:
-        write.lang, write.status, write.original = decision.lang, TranslationStatus.SKIPPED, ""
+    derived = derived_text(item.content)
+    if (
+        derived.translation_status == TranslationStatus.SKIPPED
+        and item.translation == TranslationStatus.DONE
+        and item.original
+    ):
+        return derived_translation(item.content, original=item.original, lang=item.language)
+    return derived
 
 
 def _memory_row(write: MemoryWrite, *, actor: Actor, scope: Scope) -> Memory:
     item = write.item
-    return Memory(
+    memory = Memory(
         scope=scope,
         kind_id=item.kind,
-        content=item.content,
-        content_original=write.original,
-        content_lang=write.lang,
-        content_hash=content_hash(item.content),
-        translation_status=write.status,
         author_kind=authenticated_author_kind(actor),
         agent_name=actor.client_name,
         created_by=actor.user,
         created_by_token=actor.token,
-        embedding=write.embedded.vector,
-        valid=item.state == "valid",
         forgotten_at=item.forgotten.at if item.forgotten else None,
         forgotten_reason=item.forgotten.reason if item.forgotten else "",
         superseded_at=item.superseded_at,
         restored_at=item.restored,
         created_at=item.created,
     )
+    content_set(memory, write.derived)
+    validity_bounds(memory, item)
+    return memory
 
 
 def _claims(claimed: MemoryIn) -> dict[str, Any]:
@@ -156,13 +153,10 @@ def _provenance_rows(
 
 def prepare_writes(writes: list[MemoryWrite], held: set[str]) -> None:
     """Language and embeddings of the memories the scope does not hold yet (no lock is held)."""
-    new = [w for w in writes if w.embedded is None and not _absorbs(w, held)]
+    new = [w for w in writes if w.derived is None and not _absorbs(w, held)]
     for write in new:
-        _language(write)
-    for write, embedded in zip(
-        new, embed_contents([write.item.content for write in new]), strict=True
-    ):
-        write.embedded = embedded
+        write.derived = _derived(write.item)
+    embed_derived([write.derived for write in new])
 
 
 def _absorbs(write: MemoryWrite, held: set[str]) -> bool:
@@ -206,16 +200,11 @@ def write_memories(
                     write, target.id, actor=actor, now=now, absorbed=True
                 )
         rows = [_memory_row(write, actor=actor, scope=scope) for write in new]
-        translations += [
-            (row, TRANSLATION.new_claim(row))
-            for row in rows
-            if row.translation_status == TranslationStatus.PENDING
-        ]
         Memory.objects.bulk_create(rows)
         MemoryWindow.objects.bulk_create(
             window
             for row, write in zip(rows, new, strict=True)
-            for window in window_rows(memory=row, embedded=write.embedded)
+            for window in window_rows(memory=row, derived=write.derived)
         )
         for write, row in zip(new, rows, strict=True):
             row.updated_at = write.item.updated
@@ -223,7 +212,7 @@ def write_memories(
             created[write.item.id] = row
             provenance += _provenance_rows(write, row.id, actor=actor, now=now, absorbed=False)
         Memory.objects.bulk_update(rows, ["updated_at"])
+        translations += rows
     Provenance.objects.bulk_create(provenance, batch_size=1000)
-    for row, claim in translations:
-        transaction.on_commit(partial(enqueue_canonicalization, memory_id=row.id, claim=claim))
+    translations_queued(translations)
     return created, absorbed

@@ -11,14 +11,14 @@ from django.db import transaction
 from django.db.models import Count
 from django.utils.translation import gettext as _
 
-from memories.approved_rules import RULE_KINDS
+from memories.kinds import GUIDANCE_KINDS
 from memories.models import Memory, ReportedUse, Rule, RuleStatus
 from zeromemory.core.errors import ConflictError
 
 
 def rules_propose(*, memories: list[Memory]) -> list[Rule]:
     """Propose (or refresh the count of) the rules these just-used memories earned."""
-    eligible = {m.pk: m for m in memories if m.kind_id in RULE_KINDS and m.valid}
+    eligible = {m.pk: m for m in memories if m.kind_id in GUIDANCE_KINDS and m.valid}
     if not eligible:
         return []
     counts = dict(

@@ -7,14 +7,17 @@ An identical valid memory (same normalized text in the scope) absorbs the write;
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
 from memories.models import Memory
-from memories.services.remember_input import Prepared
 from zeromemory.core.sql import vector_literal
+
+if TYPE_CHECKING:
+    from memories.services.remember import Prepared
 
 
 @dataclass(frozen=True)
@@ -26,7 +29,7 @@ class SimilarMemory:
 
 def identical_many(prepared: list[Prepared]) -> dict[tuple[int, str], Memory]:
     """Valid memories with the same normalized text in the same scope, in one query."""
-    wanted = {(p.scope.id, p.content_hash) for p in prepared}
+    wanted = {p.key for p in prepared}
     found = Memory.objects.select_related("scope").filter(
         valid=True,
         scope_id__in={scope_id for scope_id, _ in wanted},
@@ -56,7 +59,7 @@ def near_many(prepared: dict[int, Prepared]) -> dict[int, list[SimilarMemory]]:
         return {}
     indexes = list(prepared)
     scope_ids = [prepared[i].scope.id for i in indexes]
-    vectors = [vector_literal(prepared[i].embedded.vector) for i in indexes]
+    vectors = [vector_literal(prepared[i].derived.embedded.vector) for i in indexes]
     threshold = settings.NEAR_DUPLICATE_SIMILARITY
     now = timezone.now()
     similar: dict[int, list[SimilarMemory]] = {i: [] for i in indexes}

@@ -11,15 +11,17 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.utils.translation import gettext as _
 
 from memories.models import IdempotencyRecord, Memory
-from memories.services.remember_input import RememberInput
 from scopes import access
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import ConflictError
+
+if TYPE_CHECKING:
+    from memories.services.remember import RememberInput
 
 
 def fingerprint(request: RememberInput) -> str:

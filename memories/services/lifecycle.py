@@ -7,20 +7,17 @@ from django.db.models import F, Max
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from memories.canonical.language import detect_language
-from memories.canonical.service import TRANSLATION
-from memories.canonical.tasks import enqueue_canonicalization
-from memories.embeddings import embed_contents
-from memories.kinds import kind_for_slug
-from memories.models import Memory, MemoryVersion, TranslationStatus, ValidityEnd, ValidityStart
-from memories.records import (
-    VALIDITY_FIELDS,
-    content_hash,
-    save_windows,
-    validity_close,
-    validity_open,
+from memories.canonical.content import (
+    clean_content,
+    content_set,
+    derived_text,
+    embed_derived,
+    translations_queued,
+    windows_saved,
 )
-from memories.services.remember_input import clean_content
+from memories.kinds import kind_for_slug
+from memories.models import Memory, MemoryVersion, ValidityEnd, ValidityStart
+from memories.records import validity_close, validity_open, validity_saved
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import ConflictError, ValidationFailed
 from zeromemory.core.secrets import refuse_secrets
@@ -56,15 +53,14 @@ def memory_edit(
         raise ValidationFailed("content", _("Send content or kind to change."))
     if kind is not None:
         kind_for_slug(kind)
-    embedded = None
-    claim = ""
+    derived = None
     if content is not None:
         refuse_secrets({"content": content})
-        content = clean_content(content)
-        embedded = embed_contents([content])[0]
+        derived = derived_text(clean_content(content))
+        embed_derived([derived])  # before the row is locked
     with transaction.atomic():
         memory = locked(memory)
-        changed_content = content is not None and content != memory.content
+        changed_content = derived is not None and derived.content != memory.content
         changed_kind = kind is not None and kind != memory.kind_id
         if not (changed_content or changed_kind):
             return memory
@@ -82,43 +78,25 @@ def memory_edit(
         if changed_kind:
             memory.kind_id = kind
         if changed_content:
-            decision = detect_language(content)
-            memory.content = content
-            memory.content_hash = content_hash(content)
-            memory.content_original = ""
-            memory.content_lang = decision.lang
+            content_set(memory, derived)
             memory.content_revision = F("content_revision") + 1
-            memory.translation_status = (
-                TranslationStatus.PENDING
-                if decision.needs_translation
-                else TranslationStatus.SKIPPED
-            )
-            memory.translation_attempts = 0
-            memory.translation_error = ""
-            memory.translation_next_at = None
-            memory.embedding = embedded.vector
-            save_windows(memory=memory, embedded=embedded, replace=True)
-            claim = (
-                TRANSLATION.new_claim(memory)
-                if memory.translation_status == TranslationStatus.PENDING
-                else ""
-            )
-            memory.translation_claim = claim
+            windows_saved(memory=memory, derived=derived)
         try:
             with transaction.atomic():
                 memory.save()
         except IntegrityError:
             raise _duplicate_conflict(memory) from None
         memory.refresh_from_db()
-        if changed_content and claim:
-            memory_id = memory.id
-            transaction.on_commit(
-                lambda: enqueue_canonicalization(memory_id=memory_id, claim=claim)
-            )
+        if changed_content:
+            translations_queued([memory])
     return memory
 
 
-def memory_forget(*, actor: Actor, memory: Memory, reason: str) -> Memory:
+def memory_forget(
+    *, actor: Actor, memory: Memory, reason: str, replaced_by: Memory | None = None
+) -> Memory:
+    """Forget a valid memory, saying why. `replaced_by`: the memory that took its place (a move
+    writes it in another scope), which its closed validity period points at."""
     reason = (reason or "").strip()
     if not reason:
         raise ValidationFailed("reason", _("Say why this memory should be forgotten."))
@@ -127,23 +105,17 @@ def memory_forget(*, actor: Actor, memory: Memory, reason: str) -> Memory:
         memory = locked(memory)
         if not memory.valid:
             raise ConflictError(_("This memory is already forgotten or superseded."))
-        memory.valid = False
         memory.forgotten_at = timezone.now()
         memory.forgotten_reason = reason
         memory.forgotten_by = actor.user
         validity_close(
-            memory=memory, at=memory.forgotten_at, by=actor.user, ended=ValidityEnd.FORGOTTEN
+            memory=memory,
+            at=memory.forgotten_at,
+            by=actor.user,
+            ended=ValidityEnd.FORGOTTEN,
+            replaced_by=replaced_by,
         )
-        memory.save(
-            update_fields=[
-                "valid",
-                "forgotten_at",
-                "forgotten_reason",
-                "forgotten_by",
-                "updated_at",
-                *VALIDITY_FIELDS,
-            ]
-        )
+        validity_saved(memory, update_fields=["forgotten_at", "forgotten_reason", "forgotten_by"])
     return memory
 
 
@@ -168,7 +140,6 @@ def memory_supersede(*, actor: Actor, memory: Memory, by: Memory) -> Memory:
             raise ValidationFailed("by", _("The replacement is not valid."))
         if not memory.valid:
             raise ConflictError(_("This memory is already forgotten or superseded."))
-        memory.valid = False
         memory.superseded_by = replacement
         memory.superseded_at = timezone.now()
         validity_close(
@@ -178,15 +149,7 @@ def memory_supersede(*, actor: Actor, memory: Memory, by: Memory) -> Memory:
             ended=ValidityEnd.SUPERSEDED,
             replaced_by=replacement,
         )
-        memory.save(
-            update_fields=[
-                "valid",
-                "superseded_by",
-                "superseded_at",
-                "updated_at",
-                *VALIDITY_FIELDS,
-            ]
-        )
+        validity_saved(memory, update_fields=["superseded_by", "superseded_at"])
     return memory
 
 
@@ -196,7 +159,6 @@ def memory_restore(*, actor: Actor, memory: Memory) -> Memory:
         memory = locked(memory)
         if memory.valid:
             raise ConflictError(_("This memory is valid already."))
-        memory.valid = True
         memory.superseded_by = None
         memory.restored_at = memory.confirmed_at = timezone.now()
         memory.restored_by = actor.user
@@ -208,16 +170,9 @@ def memory_restore(*, actor: Actor, memory: Memory) -> Memory:
                     by=actor.user,
                     started=ValidityStart.RESTORED,
                 )
-                memory.save(
-                    update_fields=[
-                        "valid",
-                        "superseded_by",
-                        "restored_at",
-                        "restored_by",
-                        "confirmed_at",
-                        "updated_at",
-                        *VALIDITY_FIELDS,
-                    ]
+                validity_saved(
+                    memory,
+                    update_fields=["superseded_by", "restored_at", "restored_by", "confirmed_at"],
                 )
         except IntegrityError:
             raise _duplicate_conflict(memory) from None

@@ -19,7 +19,6 @@ from now.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import partial
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -27,28 +26,26 @@ from django.utils.translation import gettext as _
 
 from memories.activity.logged import activity_logged
 from memories.activity.models import ActivityOperation, ActivityOutcome
-from memories.canonical.service import TRANSLATION
-from memories.canonical.tasks import enqueue_canonicalization
-from memories.embeddings import Embedded, embed_contents
+from memories.canonical.content import (
+    Derived,
+    clean_content,
+    content_set,
+    derived_copy,
+    embed_derived,
+    translations_queued,
+    window_rows,
+)
 from memories.models import (
     AUTHOR_RANKS,
     Memory,
     MemoryWindow,
     Provenance,
     SourceKind,
-    TranslationStatus,
-    ValidityEnd,
     ValidityPeriod,
     authenticated_author_kind,
 )
-from memories.records import (
-    VALIDITY_FIELDS,
-    memories_confirmed,
-    validity_close,
-    validity_written,
-    window_rows,
-)
-from memories.services.remember_input import clean_content
+from memories.records import memories_confirmed, validity_written
+from memories.services.lifecycle import memory_forget
 from scopes.models import Scope
 from zeromemory.core.actor import Actor, Surface
 from zeromemory.core.errors import ConflictError, DomainError, ValidationFailed
@@ -87,25 +84,21 @@ def _checked(memories: list[Memory], to: Scope, field: str) -> None:
             raise exc.naming(field) from None
 
 
-def _new_memory(actor: Actor, original: Memory, to: Scope, embedded: Embedded) -> Memory:
+def _new_memory(actor: Actor, original: Memory, to: Scope, derived: Derived) -> Memory:
     now = timezone.now()
-    return Memory(
+    memory = Memory(
         scope=to,
         kind_id=original.kind_id,
-        content=original.content,
-        content_original=original.content_original,
-        content_lang=original.content_lang,
-        content_hash=original.content_hash,
-        translation_status=original.translation_status,
         author_kind=_author_kind(actor, original),
         agent_name=actor.client_name,
         created_by=actor.user,
         created_by_token=actor.token,
-        embedding=embedded.vector,
         created_at=now,
         valid_from=now,
         confirmed_at=original.confirmed_at,
     )
+    content_set(memory, derived)
+    return memory
 
 
 def _carry_validity(original: Memory, memory: Memory) -> None:
@@ -182,14 +175,14 @@ def _provenance(
 
 
 def _write(
-    actor: Actor, original: Memory, to: Scope, embedded: Embedded, *, move: bool
+    actor: Actor, original: Memory, to: Scope, derived: Derived, *, move: bool
 ) -> tuple[Memory, bool]:
     """The memory in `to` for `original` (new, or the valid one holding its text), inside the
     caller's transaction."""
     held = (
         Memory.objects.select_for_update(of=("self",))
         .select_related("scope")
-        .filter(scope=to, content_hash=original.content_hash, valid=True)
+        .filter(scope=to, content_hash=derived.content_hash, valid=True)
         .first()
     )
     claim = "moved_from" if move else "shared_from"
@@ -199,12 +192,9 @@ def _write(
         )
         memories_confirmed(ids={held.pk})
         return held, True
-    memory = _new_memory(actor, original, to, embedded)
+    memory = _new_memory(actor, original, to, derived)
     if move:
         _carry_validity(original, memory)
-    pending = memory.translation_status == TranslationStatus.PENDING
-    if pending:
-        memory.translation_claim = TRANSLATION.new_claim(memory)
     try:
         with transaction.atomic():
             memory.save()
@@ -213,45 +203,15 @@ def _write(
         raise ConflictError(
             _("The target scope was given the same text meanwhile: try again.")
         ) from None
-    MemoryWindow.objects.bulk_create(window_rows(memory=memory, embedded=embedded))
+    MemoryWindow.objects.bulk_create(window_rows(memory=memory, derived=derived))
     if move:
         _copy_periods(original, memory)
     else:
         validity_written(memories=[memory], by=actor.user)
     rows = _provenance(actor, original, memory, absorbed=False, claim=claim, carry=move)
     Provenance.objects.bulk_create(rows)
-    if pending:
-        transaction.on_commit(
-            partial(enqueue_canonicalization, memory_id=memory.pk, claim=memory.translation_claim)
-        )
+    translations_queued([memory])
     return memory, False
-
-
-def _forget_moved(actor: Actor, original: Memory, memory: Memory) -> None:
-    original.valid = False
-    original.forgotten_at = timezone.now()
-    original.forgotten_reason = _("Moved to scope %(scope)s as %(id)s.") % {
-        "scope": memory.scope.public_id,
-        "id": memory.public_id,
-    }
-    original.forgotten_by = actor.user
-    validity_close(
-        memory=original,
-        at=original.forgotten_at,
-        by=actor.user,
-        ended=ValidityEnd.FORGOTTEN,
-        replaced_by=memory,
-    )
-    original.save(
-        update_fields=[
-            "valid",
-            "forgotten_at",
-            "forgotten_reason",
-            "forgotten_by",
-            "updated_at",
-            *VALIDITY_FIELDS,
-        ]
-    )
 
 
 def _relocate(
@@ -261,20 +221,27 @@ def _relocate(
         actor=actor, operation=ActivityOperation.REMEMBER, scopes=[to.public_id]
     ) as entry:
         _checked(memories, to, field)
-        vectors = embed_contents([memory.content for memory in memories])
+        copies = [derived_copy(memory) for memory in memories]
+        embed_derived(copies)
         done: list[Relocated] = []
         with transaction.atomic():
             locked = Memory.objects.select_for_update(of=("self",)).select_related("scope")
             rows = locked.in_bulk([memory.pk for memory in memories])
-            for memory, embedded in zip(memories, vectors, strict=True):
+            for memory, derived in zip(memories, copies, strict=True):
                 original = rows[memory.pk]
                 if not original.valid:
                     raise ConflictError(
                         _("%(id)s was forgotten meanwhile.") % {"id": original.public_id}
                     )
-                written, deduplicated = _write(actor, original, to, embedded, move=move)
+                written, deduplicated = _write(actor, original, to, derived, move=move)
                 if move:
-                    _forget_moved(actor, original, written)
+                    original = memory_forget(
+                        actor=actor,
+                        memory=original,
+                        reason=_("Moved to scope %(scope)s as %(id)s.")
+                        % {"scope": written.scope.public_id, "id": written.public_id},
+                        replaced_by=written,
+                    )
                 done.append(Relocated(original, written, deduplicated))
         entry.record(
             scopes=[to.public_id],

@@ -1,11 +1,12 @@
 """remember(): the one write path every surface uses (REST, MCP, dashboard, ingest).
 
-In order: the content guard refuses secrets; validation (text, size, kind, writable scope);
-language detection; an identical valid memory in the scope absorbs the write (a provenance row,
-no new memory); otherwise embed, look for near duplicates (cosine >= 0.92), insert with provenance,
-and enqueue canonicalization on commit when the text is not English. A memory capture holds for
-review is inserted forgotten, with an item in its scope's review queue. A partial unique index on
-(scope, content hash) among valid memories makes two racing identical writes one memory.
+In order: the content guard refuses secrets; validation (NUL, text, size, kind, author, writable
+scope); what the text derives (hash and language, from `memories.canonical.content`); an
+identical valid memory in the scope absorbs the write (a provenance row, no new memory);
+otherwise embed, look for near duplicates (cosine >= 0.92), insert with provenance, and enqueue
+canonicalization on commit when the text is not English. A memory capture holds for review is
+inserted forgotten, with an item in its scope's review queue. A partial unique index on (scope,
+content hash) among valid memories makes two racing identical writes one memory.
 
 There is one algorithm, for a batch (a single remember is a batch of one): each step is one query
 for the whole batch. When a concurrent write took the same text or key first, the batch is run
@@ -16,17 +17,25 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
 from memories.activity.logged import logs_remember
-from memories.canonical.service import TRANSLATION
-from memories.canonical.tasks import enqueue_canonicalization
-from memories.embeddings import embed_contents
+from memories.canonical.content import (
+    Derived,
+    clean_content,
+    content_set,
+    derived_text,
+    embed_derived,
+    translations_queued,
+    window_rows,
+)
+from memories.kinds import kind_for_slug
 from memories.models import (
+    AUTHOR_RANKS,
+    AuthorKind,
     Conflict,
     ConflictStatus,
     IdempotencyRecord,
@@ -34,17 +43,133 @@ from memories.models import (
     MemoryWindow,
     Provenance,
     Relation,
-    TranslationStatus,
+    SourceKind,
+    authenticated_author_kind,
 )
-from memories.records import memories_confirmed, new_memory_state, validity_written, window_rows
+from memories.records import memories_confirmed, new_memory_state, validity_written
 from memories.services import duplicates, idempotency
-from memories.services.remember_input import Prepared, RememberInput, prepare, refuse_nul, scope_for
 from scopes import access
 from scopes.models import Scope
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import DomainError, ValidationFailed
+from zeromemory.core.secrets import refuse_secrets
 
 __all__ = ["RememberInput", "RememberResult", "memory_remember", "memory_remember_many"]
+
+
+@dataclass(frozen=True)
+class RememberInput:
+    content: str
+    kind: str
+    scope: str | None = None
+    verbatim: str | None = None
+    conversation_id: str = ""
+    source_path: str = ""
+    chunk_hash: str = ""
+    idempotency_key: str | None = None
+    absorb_similar: bool = False
+    author_kind: str | None = None
+    source_kind: str = SourceKind.REMEMBER
+    chunk_id: int | None = None  # the captured chunk an extraction took this memory from
+    # Capture's reason to hold the memory for review: it is stored forgotten, with a review item.
+    held_reason: str = ""
+
+
+@dataclass
+class Prepared:
+    """One request, checked: its scope, what its text derives (`memories.canonical.content`), and
+    the authority it is written with."""
+
+    request: RememberInput
+    scope: Scope
+    derived: Derived
+    verbatim: str
+    author_kind: str
+
+    @property
+    def key(self) -> tuple[int, str]:
+        """Two writes of one text into one scope are one memory."""
+        return (self.scope.id, self.derived.content_hash)
+
+
+_TEXT_FIELDS = (
+    "content",
+    "verbatim",
+    "conversation_id",
+    "source_path",
+    "chunk_hash",
+    "scope",
+    "idempotency_key",
+)
+
+
+def refuse_nul(request: RememberInput) -> DomainError | None:
+    """PostgreSQL text cannot hold NUL: refuse it before any query, naming the field."""
+    for name in _TEXT_FIELDS:
+        value = getattr(request, name)
+        if isinstance(value, str) and "\x00" in value:
+            return ValidationFailed(name, _("NUL characters are not allowed."))
+    return None
+
+
+def scope_for(actor: Actor, request: RememberInput, cache: dict) -> Scope:
+    """The writable scope of a request, looked up once per batch."""
+    key = request.scope or ""
+    if key not in cache:
+        try:
+            cache[key] = (
+                access.writable_scope(actor, request.scope)
+                if request.scope
+                else access.personal_scope(actor)
+            )
+        except DomainError as exc:
+            cache[key] = exc.naming("scope") if request.scope else exc
+    found = cache[key]
+    if isinstance(found, DomainError):
+        raise found
+    return found
+
+
+def _author_kind(actor: Actor, asked: str | None) -> str:
+    """The author kind a write is stored with: the caller's own authority, or a lower one it
+    asks for (an import of notes an agent wrote may say `capture`), never a higher one."""
+    own = authenticated_author_kind(actor)
+    if asked is None:
+        return own
+    if asked not in AuthorKind.values:
+        raise ValidationFailed("author_kind", _("Unknown author kind."))
+    if AUTHOR_RANKS[asked] > AUTHOR_RANKS[own]:
+        raise ValidationFailed(
+            "author_kind",
+            _(
+                "Authority comes from how you signed in: this write is by %(own)s and cannot "
+                "claim to be by %(asked)s."
+            )
+            % {"own": own, "asked": asked},
+        )
+    return asked
+
+
+def prepare(actor: Actor, request: RememberInput, scope: Scope) -> Prepared:
+    refuse_secrets(
+        {
+            "content": request.content,
+            "verbatim": request.verbatim,
+            "conversation_id": request.conversation_id,
+            "source_path": request.source_path,
+            "chunk_hash": request.chunk_hash,
+            "idempotency_key": request.idempotency_key,
+        }
+    )
+    derived = derived_text(clean_content(request.content))
+    kind_for_slug(request.kind)
+    return Prepared(
+        request=request,
+        scope=scope,
+        derived=derived,
+        verbatim=(request.verbatim or "").strip(),
+        author_kind=_author_kind(actor, request.author_kind),
+    )
 
 
 @dataclass
@@ -94,25 +219,24 @@ def _replayed(answer: dict[str, Any]) -> RememberResult:
 
 def _new_memory(actor: Actor, prepared: Prepared) -> Memory:
     held = prepared.request.held_reason
-    return Memory(
+    memory = Memory(
         **new_memory_state(held=bool(held)),
         forgotten_reason=held,
         scope=prepared.scope,
         kind_id=prepared.request.kind,
-        content=prepared.content,
-        content_lang=prepared.lang,
-        content_hash=prepared.content_hash,
-        translation_status=prepared.status,
         author_kind=prepared.author_kind,
         agent_name=actor.client_name,
         created_by=actor.user,
         created_by_token=actor.token,
-        embedding=prepared.embedded.vector,
     )
+    # The translation's claim goes in with the row: an UPDATE of the rows just inserted would
+    # write each one again, its vector into the HNSW index a second time.
+    content_set(memory, prepared.derived)
+    return memory
 
 
 def _provenance_row(actor: Actor, prepared: Prepared, memory: Memory, *, absorbed: bool):
-    request = prepared.request
+    request, text = prepared.request, prepared.derived.content
     return Provenance(
         memory=memory,
         source_kind=request.source_kind,
@@ -123,7 +247,7 @@ def _provenance_row(actor: Actor, prepared: Prepared, memory: Memory, *, absorbe
         chunk_hash=request.chunk_hash,
         chunk_id=request.chunk_id,
         verbatim=prepared.verbatim,
-        written_text=prepared.content if absorbed and prepared.content != memory.content else "",
+        written_text=text if absorbed and text != memory.content else "",
         created_by=actor.user,
         created_by_token=actor.token,
     )
@@ -141,14 +265,11 @@ def _commit(
     first_of: dict[tuple[int, str], int] = {}
     fresh: dict[int, Prepared] = {}
     for index, item in prepared.items():
-        key = (item.scope.id, item.content_hash)
+        key = item.key
         if key not in existing and key not in first_of:
             first_of[key] = index
             fresh[index] = item
-    unembedded = [index for index, item in fresh.items() if item.embedded is None]
-    vectors = embed_contents([fresh[index].content for index in unembedded])
-    for index, embedded in zip(unembedded, vectors, strict=True):
-        fresh[index].embedded = embedded
+    embed_derived([item.derived for item in fresh.values()])  # one pass of the model
     similar = duplicates.near_many(fresh)
     absorbing = {
         index: similar[index][0].id
@@ -160,27 +281,19 @@ def _commit(
     )
     targets = {index: nearest[public_id] for index, public_id in absorbing.items()}
     for index in targets:
-        del first_of[(fresh[index].scope.id, fresh[index].content_hash)]
+        del first_of[fresh[index].key]
         del fresh[index]
     created = {index: _new_memory(actor, item) for index, item in fresh.items()}
-    # The translation's claim goes in with the row: an UPDATE of the rows just inserted would
-    # write each one again, its vector into the HNSW index a second time.
-    claimed = [
-        (memory, TRANSLATION.new_claim(memory))
-        for memory in created.values()
-        if memory.translation_status == TranslationStatus.PENDING
-    ]
     with transaction.atomic():
         Memory.objects.bulk_create(created.values())  # sets each object's id
-        claims = {memory.id: claim for memory, claim in claimed}
         MemoryWindow.objects.bulk_create(
             row
             for index, item in fresh.items()
-            for row in window_rows(memory=created[index], embedded=item.embedded)
+            for row in window_rows(memory=created[index], derived=item.derived)
         )
         provenance = []
         for index, item in prepared.items():
-            key = (item.scope.id, item.content_hash)
+            key = item.key
             if index in created:
                 memory, absorbed = created[index], False
                 result = RememberResult(memory, False, similar_existing=similar[index])
@@ -215,10 +328,7 @@ def _commit(
             for index, item in prepared.items()
             if item.request.idempotency_key
         )
-        for memory_id, claim in claims.items():
-            transaction.on_commit(
-                partial(enqueue_canonicalization, memory_id=memory_id, claim=claim)
-            )
+        translations_queued(list(created.values()))
 
 
 def _commit_each(

@@ -37,6 +37,7 @@ from scopes import access
 from scopes.oauth import clients, resources
 from scopes.oauth.forms import ConsentForm
 from zeromemory.core.actor import Actor, Surface
+from zeromemory.core.text import unstorable
 
 
 class ResourceMetadataView(OAuthProtectedResourceMetadataView):
@@ -60,7 +61,7 @@ def _unreadable(request) -> bool:
     before the toolkit would try (a 400, not a 500)."""
     for values in (request.GET, request.POST):
         for value in values.values():
-            if "\x00" in value or any(0xD800 <= ord(ch) <= 0xDFFF for ch in value):
+            if unstorable(value):
                 return True
     return False
 

@@ -169,17 +169,19 @@ def test_same_fact_in_german_and_english_ends_as_one_memory(
 
 
 def test_the_sweeper_is_scheduled_every_minute(db):
+    """One schedule sweeps every registered job, translation among them."""
     import importlib
 
     from django.apps import apps
 
-    migration = importlib.import_module("memories.migrations.0005_sweeper_schedule")
-    [schedule] = Schedule.objects.filter(func="memories.canonical.tasks.sweep_translations")
+    migration = importlib.import_module("memories.migrations.0027_one_job_sweeper")
+    [schedule] = Schedule.objects.filter(func="memories.jobs.jobs_sweep")
     assert (schedule.schedule_type, schedule.minutes, schedule.repeats) == (Schedule.MINUTES, 1, -1)
+    assert not Schedule.objects.filter(func="memories.canonical.tasks.sweep_translations").exists()
 
     # Idempotent: running it again (after someone edited the schedule) keeps one, repaired.
     Schedule.objects.filter(pk=schedule.pk).update(minutes=30)
-    migration.create_sweeper(apps, None)
+    migration.one_sweeper(apps, None)
     [again] = Schedule.objects.filter(name=schedule.name)
     assert again.pk == schedule.pk and again.minutes == 1
 

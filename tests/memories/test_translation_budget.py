@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from memories import spend
 from memories.canonical import service
+from memories.canonical.content import content_hash
 from memories.models import LlmPath, LlmSpend, Memory, TranslationStatus
-from memories.records import content_hash
 from tests.fakes.anthropic_api import tool_answer
 
 

@@ -131,6 +131,6 @@ def test_two_admins_removing_each_other_leave_one_admin_without_a_deadlock(tenan
     )
     assert len(admins) == 1, (admins, answers, refused)
     if admins == ["admin2"]:  # the second request went first: the first is refused
-        assert answers == [204] and type(refused).__name__ == "Conflict", refused
+        assert answers == [204] and type(refused).__name__ == "ConflictError", refused
     else:
         assert refused is None and answers == [409], (answers, refused)

@@ -10,9 +10,9 @@ from django.db import transaction
 from tqdm import tqdm
 
 from memories.background import breathe
+from memories.canonical.content import embedding_saved
 from memories.embeddings import embed_contents
 from memories.models import Memory
-from memories.records import save_windows
 
 
 class Command(BaseCommand):
@@ -39,9 +39,7 @@ class Command(BaseCommand):
                 embedded = embed_contents([memory.content for memory in batch])
                 with transaction.atomic():
                     for memory, vectors in zip(batch, embedded, strict=True):
-                        memory.embedding = vectors.vector
-                        memory.save(update_fields=["embedding"])
-                        save_windows(memory=memory, embedded=vectors, replace=True)
+                        embedding_saved(memory=memory, embedded=vectors)
                 last_id = batch[-1].id
                 done += len(batch)
                 bar.update(len(batch))

@@ -11,9 +11,9 @@ import pytest
 from django.utils import timezone
 
 from memories import spend
+from memories.canonical.content import content_hash
 from memories.hygiene import service, tasks
 from memories.models import Conflict, ConflictStatus, LlmPath, LlmSpend, Memory
-from memories.records import content_hash
 from tests.factories import UserFactory, make_scope
 from tests.memories.hygiene.support import relations
 

@@ -106,11 +106,14 @@ def test_the_scan_runs_when_its_interval_has_passed(pair, settings):
 
 
 def test_the_scan_and_the_sweeper_are_scheduled(db):
-    Schedule.objects.filter(name__in=["hygiene-scan", "sweep-conflicts"]).delete()
+    Schedule.objects.filter(name__in=["hygiene-scan", "sweep-jobs"]).delete()
     importlib.import_module("memories.migrations.0010_hygiene_schedules").create(apps, None)
+    importlib.import_module("memories.migrations.0027_one_job_sweeper").one_sweeper(apps, None)
     funcs = dict(Schedule.objects.values_list("name", "func"))
     assert funcs["hygiene-scan"] == "memories.hygiene.tasks.scan_if_due"
-    assert funcs["sweep-conflicts"] == "memories.hygiene.tasks.sweep_conflicts"
+    # The judge's pairs are swept by the one schedule of every job.
+    assert funcs["sweep-jobs"] == "memories.jobs.jobs_sweep"
+    assert "sweep-conflicts" not in funcs
 
 
 def test_the_scan_runs_on_demand(pair):

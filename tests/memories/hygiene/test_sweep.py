@@ -30,4 +30,7 @@ def test_the_sweeper_tops_the_queue_up_rather_than_piling_on(tenancy, kinds_seed
     OrmQ.objects.all().delete()  # the worker took them
     assert judging.sweep() == 5  # the rest, now that there is room
     claimed = Conflict.objects.exclude(claim="")
-    assert claimed.count() == 6 and OrmQ.objects.count() == 5
+    # The five go in one task: the pairs of one scope are judged a call's worth at a time.
+    [queued] = OrmQ.objects.all()
+    assert claimed.count() == 6 and queued.task["func"] == service.JUDGING.many_task
+    assert len(queued.task["args"][0]) == 5

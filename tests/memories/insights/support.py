@@ -9,6 +9,7 @@ from datetime import timedelta
 from django.utils import timezone
 
 from memories import spend
+from memories.canonical.content import content_hash
 from memories.insights.fold import insights_fold
 from memories.models import (
     ActivityLog,
@@ -21,7 +22,6 @@ from memories.models import (
     Memory,
     Provenance,
 )
-from memories.records import content_hash
 from scopes.models import Scope
 
 GERMAN_QUERY = "Wie setze ich die Datenbank der Testumgebung jeden Montag zurück?"

@@ -1,0 +1,178 @@
+"""A memory's content and everything it derives from it: the one owner.
+
+Every door that sets a memory's text goes through here (remember, edit, the translation that
+canonicalizes it, an import of an export, a move or a share, re-embedding with another model),
+so the facts a memory derives from its text cannot drift apart:
+
+- the text as stored (`clean_content`: stripped, not empty, within MAX_MEMORY_CHARS);
+- its hash (`content_hash`, of the text's `comparable` form): the key of deduplication and of
+  the one-valid-memory-per-text constraint;
+- its language and translation status (`detect_language`), the original a translation was made
+  from, and for text that is not English the translation's claim, queued on commit;
+- its embedding, and window embeddings for a text longer than the model's window;
+- the full-text search vector, which PostgreSQL derives from `content` itself (a generated
+  column, see models/memory.py): nothing here sets it.
+
+Two steps, so that a batch embeds in one model pass and the slow part runs before any lock:
+`derived_text` (and `derived_translation`, `derived_copy`) with `embed_derived` turn texts into
+`Derived` facts without touching the database; `content_set` puts them on a memory row (new or
+locked, the caller saves it), then `window_rows` or `windows_saved` once the row has its id and
+`translations_queued` for the claims.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from functools import partial
+
+from django.conf import settings
+from django.db import transaction
+from django.utils.translation import gettext as _
+
+from memories.canonical.language import detect_language
+from memories.embeddings import Embedded, embed_contents
+from memories.models import Memory, MemoryWindow, TranslationStatus
+from zeromemory.core.errors import ValidationFailed
+from zeromemory.core.text import comparable
+
+
+def clean_content(content: object) -> str:
+    """A memory's text as it is stored: stripped, not empty, within MAX_MEMORY_CHARS."""
+    text = content.strip() if isinstance(content, str) else ""
+    if not text:
+        raise ValidationFailed("content", _("Content is empty."))
+    if len(text) > settings.MAX_MEMORY_CHARS:
+        raise ValidationFailed(
+            "content",
+            _("Content is longer than %(n)d characters.") % {"n": settings.MAX_MEMORY_CHARS},
+        )
+    return text
+
+
+def content_hash(text: str) -> str:
+    """The key two texts share when they say the same thing in the same words (for lookups; a
+    memory's own hash is set by `content_set`)."""
+    return hashlib.sha256(comparable(text).encode("utf-8")).hexdigest()
+
+
+@dataclass
+class Derived:
+    """What a text gives the memory that holds it. `embedded` is None until `embed_derived`."""
+
+    content: str
+    content_hash: str
+    lang: str
+    translation_status: str
+    original: str = ""  # the text this one was translated from, kept on the memory
+    embedded: Embedded | None = None
+
+
+def derived_text(text: str) -> Derived:
+    """A text as a caller wrote it (already `clean_content`): its hash and its language, waiting
+    for canonicalization when it is not English."""
+    decision = detect_language(text)
+    status = TranslationStatus.PENDING if decision.needs_translation else TranslationStatus.SKIPPED
+    return Derived(text, content_hash(text), decision.lang, status)
+
+
+def derived_translation(text: str, *, original: str, lang: str) -> Derived:
+    """The English of `original` (written in `lang`): done, the original and its language kept."""
+    return Derived(text, content_hash(text), lang, TranslationStatus.DONE, original)
+
+
+def derived_copy(memory: Memory) -> Derived:
+    """The text of an existing memory as it stands, for a copy of it in another scope (its
+    language, original and translation status carried, its embedding computed again)."""
+    return Derived(
+        memory.content,
+        content_hash(memory.content),
+        memory.content_lang,
+        memory.translation_status,
+        memory.content_original,
+    )
+
+
+def embed_derived(items: list[Derived]) -> None:
+    """The embeddings (and windows) of the items without one yet, in one batch of the model."""
+    missing = [item for item in items if item.embedded is None]
+    for item, embedded in zip(
+        missing, embed_contents([item.content for item in missing]), strict=True
+    ):
+        item.embedded = embedded
+
+
+def content_set(memory: Memory, derived: Derived) -> None:
+    """Set the memory's content and everything derived from it, on the row in hand (new, or
+    locked by the caller, who saves it). A text that is not English gets a fresh translation
+    claim (`translations_queued` queues it once the row is committed); any other leaves none,
+    so a translation in flight for an earlier text cannot land."""
+    if derived.embedded is None:
+        embed_derived([derived])
+    memory.content = derived.content
+    memory.content_hash = derived.content_hash
+    memory.content_lang = derived.lang
+    memory.content_original = derived.original
+    memory.translation_status = derived.translation_status
+    memory.translation_attempts = 0
+    memory.translation_error = ""
+    memory.translation_next_at = None
+    memory.embedding = derived.embedded.vector
+    if derived.translation_status == TranslationStatus.PENDING:
+        _translation().TRANSLATION.new_claim(memory)
+    else:
+        memory.translation_claim = ""
+        memory.translation_lease_until = None
+
+
+def window_rows(*, memory: Memory, derived: Derived | Embedded) -> list[MemoryWindow]:
+    """The window embeddings of a long memory as rows to insert (none for a short one); the
+    memory has its id."""
+    embedded = derived.embedded if isinstance(derived, Derived) else derived
+    return [
+        MemoryWindow(
+            memory=memory,
+            position=window.position,
+            start_char=window.start_char,
+            end_char=window.end_char,
+            embedding=vector,
+        )
+        for window, vector in embedded.windows
+    ]
+
+
+def windows_saved(*, memory: Memory, derived: Derived | Embedded) -> None:
+    """The window embeddings of a memory whose text (or model) changed, replacing the old ones."""
+    MemoryWindow.objects.filter(memory=memory).delete()
+    MemoryWindow.objects.bulk_create(window_rows(memory=memory, derived=derived))
+
+
+def embedding_saved(*, memory: Memory, embedded: Embedded) -> None:
+    """The embedding and windows of an unchanged text, computed again (another model)."""
+    memory.embedding = embedded.vector
+    memory.save(update_fields=["embedding"])
+    windows_saved(memory=memory, derived=embedded)
+
+
+def translations_queued(memories: list[Memory]) -> None:
+    """Queue the translation of each of these saved memories that holds a claim, on commit."""
+    enqueue = _translation_tasks().enqueue_canonicalization
+    for memory in memories:
+        if memory.translation_status == TranslationStatus.PENDING and memory.translation_claim:
+            transaction.on_commit(
+                partial(enqueue, memory_id=memory.id, claim=memory.translation_claim)
+            )
+
+
+# The translation job is declared (canonical.service) with the step that applies a translation
+# through `content_set`: it is looked up when a claim is made, not when this module loads.
+def _translation():
+    from memories.canonical import service
+
+    return service
+
+
+def _translation_tasks():
+    from memories.canonical import tasks
+
+    return tasks
