@@ -18,7 +18,7 @@ pgvector cosine only (HNSW, the server's `ef_search` and iterative scan), Postgr
 with any term of the query matching, ranked by ts_rank_cd, and naive RRF of those two (k = 60,
 40 candidates per leg).
 
-`--ablation` also runs the read path's changes (bench/_ablation.py, memories/search_sql.py) in this
+`--ablation` also runs the read path's changes (bench/_ranking_variants.py) in this
 process, through the same search function the server calls, on the same database: each change
 alone and all together. Those rows are a diagnosis; the headline is the REST row.
 
@@ -160,7 +160,7 @@ def feedback_over_http(api: Api, questions: list[Question], loaded: dict, ranked
 
 
 def ablation(questions: list[Question], loaded: dict) -> dict[str, Scores]:
-    from _ablation import variants
+    from _ranking_variants import variants
 
     from memories.recall.recall import ScopeSelection, search
     from scopes.models import Scope

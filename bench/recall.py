@@ -10,7 +10,8 @@
    - mixed (75): an identifier plus a paraphrase of what the memory says about it; three
      memories share each paraphrased statement, so only the identifier tells them apart.
    It prints recall@10 and MRR@10 for hybrid, vector-only and full-text-only recall, and with
-   --ablation each read-path change of bench/_ablation.py alone (hybrid, through search()).
+   --ablation each read-path change of bench/_ranking_variants.py alone (hybrid, through
+   search()).
 2. Latency. It loads 100,000 more memories (a third in a scope the bench user cannot read, 300
    long ones with window embeddings), then prints p50/p95 of recall and build_context with the
    query embedding and without it (embeddings computed beforehand), the embedding alone, a
@@ -95,7 +96,7 @@ def main() -> None:
         results = {mode: quality(actor, queries, labelled_ids, mode) for mode in modes}
         print_quality("quality on the labelled set (1,110 memories):", results)
         if args.ablation:
-            from _ablation import variants
+            from _ranking_variants import variants
 
             tuned = {
                 name: quality(actor, queries, labelled_ids, "hybrid", tuning)

@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import functools
+import inspect
+import re
 from dataclasses import dataclass
 
 import pytest
@@ -9,6 +12,58 @@ from scopes.models import Role, Scope
 from tests.factories import UserFactory, add_member, make_scope, make_token
 
 pytest_plugins = ["tests.fakes.anthropic_api", "tests.databases"]
+
+
+# A call that starts another process: the harness's (tests/served.py and the support modules)
+# and the standard library's. Such a test is `slow` (`-m "not slow"` runs the in-process rest).
+_STARTS_A_PROCESS = re.compile(
+    r"\b(?:subprocess\.\w+|Popen|Served|start_uvicorn|start_web|start_serve|Worker|Watch"
+    r"|stdio_client|run_harness|typescript_sdk_failures|sync_playwright)\("
+)
+
+
+@functools.cache
+def _source(function) -> str:
+    try:
+        return inspect.getsource(function)
+    except (OSError, TypeError):
+        return ""
+
+
+@functools.cache
+def _process_starting_calls(module) -> re.Pattern[str]:
+    """The process starts, and the calls of this module's own functions that make one."""
+    own = [
+        name
+        for name, value in vars(module).items()
+        if inspect.isfunction(value)
+        and value.__module__ == module.__name__
+        and _STARTS_A_PROCESS.search(_source(value))
+    ]
+    if not own:
+        return _STARTS_A_PROCESS
+    return re.compile(f"{_STARTS_A_PROCESS.pattern}|\\b(?:{'|'.join(own)})\\(")
+
+
+def _starts_a_process(function) -> bool:
+    module = inspect.getmodule(function)
+    calls = _process_starting_calls(module) if module is not None else _STARTS_A_PROCESS
+    return bool(calls.search(_source(function)))
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark `slow` every test that starts a process: in its own code (or a function of its
+    module that it calls) or in a fixture it uses, however indirectly."""
+    for item in items:
+        function = getattr(item, "function", None)
+        if function is None or item.get_closest_marker("slow"):
+            continue
+        fixtures = getattr(item, "_fixtureinfo", None)
+        definitions = fixtures.name2fixturedefs.values() if fixtures is not None else ()
+        if _starts_a_process(function) or any(
+            _starts_a_process(chain[-1].func) for chain in definitions if chain
+        ):
+            item.add_marker("slow")
 
 
 def pytest_sessionfinish(session, exitstatus):

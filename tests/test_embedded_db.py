@@ -6,7 +6,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -15,6 +14,8 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+
+from tests.served import answers_healthz, free_port, wait_for
 
 BASE_DIR = Path(settings.BASE_DIR)
 embedded_only = pytest.mark.skipif(
@@ -51,12 +52,6 @@ def test_second_process_reuses_the_running_server():
     assert pgdata == str(embedded_db._server.pgdata)
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def fetch(url: str) -> tuple[int, str]:
     try:
         with urllib.request.urlopen(url, timeout=10) as response:  # noqa: S310 - loopback only
@@ -84,14 +79,12 @@ def start_serve(data_dir: Path, port: int) -> tuple[subprocess.Popen, list[str]]
         lines.append(line)
         if "zero-memory is running at" in line:
             break
-    for _ in range(100):
-        try:
-            if fetch(f"http://127.0.0.1:{port}/healthz")[0] == 200:
-                return proc, lines
-        except OSError:
-            time.sleep(0.2)
-    proc.kill()
-    raise AssertionError("serve did not come up:\n" + "".join(lines))
+    try:
+        wait_for(lambda: answers_healthz(f"http://127.0.0.1:{port}"), timeout=60, what="/healthz")
+    except AssertionError:
+        proc.kill()
+        raise AssertionError("serve did not come up:\n" + "".join(lines)) from None
+    return proc, lines
 
 
 def stop_serve(proc: subprocess.Popen) -> str:

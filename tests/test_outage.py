@@ -153,7 +153,12 @@ def test_database_outage_answers_unavailable_and_heals(served):
                 )
                 seen["tool"] = tool_error_code(await session.call_tool("list_scopes", {}))
                 seen["healthz"] = request(f"{served.url}/healthz")[0]
-                await anyio.sleep(3)  # a few seconds of refused writes
+                # Writes go on through the outage: a score of refusals, not a fixed time.
+                await anyio.to_thread.run_sync(
+                    lambda: wait_for(
+                        lambda: len(writer.refused) >= 20, timeout=30, what="20 refused writes"
+                    )
+                )
             finally:
                 await anyio.to_thread.run_sync(
                     lambda: embedded_db.start_server(pgdata, socket_dir=socket_dir)

@@ -26,9 +26,15 @@ pytestmark = [
 NICE = 7  # not the default, so the setting is what is read
 
 
-@pytest.fixture
-def served(tmp_path):
-    served = Served(tmp_path, ZM_Q_WORKERS="2", ZM_WORKER_NICE=str(NICE), ZM_WORKER_THREADS="1")
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """One service for the module: its tests read its processes and never stop one of them."""
+    served = Served(
+        tmp_path_factory.mktemp("served"),
+        ZM_Q_WORKERS="2",
+        ZM_WORKER_NICE=str(NICE),
+        ZM_WORKER_THREADS="1",
+    )
     try:
         served.wait_ready()
         yield served

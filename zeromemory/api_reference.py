@@ -77,6 +77,9 @@ def _limits(schema: dict[str, Any]) -> str:
     parts = []
     if schema.get("minLength") == 1 and "enum" not in schema:
         parts.append("not empty")
+    # A pydantic model's `X | None` is an anyOf whose X branch holds the limits.
+    branches = [schema]
+    branches += [part for part in schema.get("anyOf", []) if part.get("type") not in ("null", None)]
     for key, label in (
         ("minLength", "at least {} characters"),
         ("maxLength", "at most {} characters"),
@@ -86,8 +89,9 @@ def _limits(schema: dict[str, Any]) -> str:
         ("maxItems", "at most {} items"),
         ("pattern", "matches `{}`"),
     ):
-        if key in schema and not (key == "minLength" and schema[key] == 1):
-            parts.append(label.format(schema[key]))
+        for branch in branches:
+            if key in branch and not (key == "minLength" and branch[key] == 1):
+                parts.append(label.format(branch[key]))
     if "default" in schema:
         parts.append(f"default `{json.dumps(schema['default'], ensure_ascii=False)}`")
     if schema.get("readOnly"):

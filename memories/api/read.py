@@ -1,14 +1,14 @@
 """REST endpoints of the read path: recall, context, briefing, and the caller's activity log.
 
-Thin: validate the shape, call one service or selector, answer. The query and the topic are
-passed on exactly as they arrived (no whitespace trimming), so the activity log shows what was
-sent. Ranges: k 1..50 (default 10); max_tokens 100..32000 (default 2000). `as_of` (an ISO 8601
-instant with its offset) reads the memories valid at that instant; the service checks it.
+Thin: recall, context and briefing hand the body (briefing: its query string, as the arguments
+a body would carry) to the service as sent, which parses it once with the request model that
+the MCP tools share (`memories.recall.inputs`: RecallRequest, ContextRequest, BriefingRequest;
+the OpenAPI schema of the bodies is the models' JSON schema), inside the call's activity row.
+The query and the topic stay exactly as they arrived (no whitespace trimming), so the activity
+log shows what was sent. The activity log and the benchmark validate their own input here.
 """
 
 from __future__ import annotations
-
-from dataclasses import replace
 
 from django.utils.translation import gettext_lazy as _
 from drf_spectacular.types import OpenApiTypes
@@ -19,7 +19,7 @@ from rest_framework.views import APIView
 from memories.activity import log as activity
 from memories.activity.schemas import ActivityOut, ActivityPageOut
 from memories.models import ActivityOperation, ActivityOutcome
-from memories.recall import benchmark, budget, context, inputs, recall
+from memories.recall import benchmark, context, inputs, recall
 from memories.schemas import BenchmarkOut, ContextOut, RecallOut
 from scopes import access
 from zeromemory.core.actor import Surface, actor_for_request
@@ -38,121 +38,32 @@ class StrictIntegerField(serializers.IntegerField):
         return super().to_internal_value(data)
 
 
-def _as_of() -> StrictCharField:
-    return StrictCharField(
-        required=False,
-        allow_null=True,
-        max_length=inputs.MAX_AS_OF_CHARS,
-        help_text="ISO 8601 instant with its offset, e.g. 2026-05-01T12:00:00Z",
-    )
-
-
-def _conversation() -> StrictCharField:
-    return StrictCharField(
-        required=False,
-        allow_blank=True,
-        max_length=200,
-        default="",
-        help_text="Your conversation (session) id; mark_used counts what was served in it",
-    )
-
-
-def _in_conversation(actor, data):
-    """The actor with the conversation the caller named (the activity row keeps it)."""
-    return replace(actor, conversation_id=data.get("conversation_id") or "")
-
-
-def _id_list(**kwargs) -> serializers.ListField:
-    return serializers.ListField(
-        child=StrictCharField(max_length=40), required=False, allow_null=True, **kwargs
-    )
-
-
 class RecallView(APIView):
-    @extend_schema_serializer(component_name="RecallRequest")
-    class Input(StrictSerializer):
-        query = StrictCharField(
-            trim_whitespace=False, allow_blank=True, max_length=inputs.MAX_QUERY_CHARS
-        )
-        scopes = _id_list(max_length=inputs.MAX_SCOPES)
-        kinds = serializers.ListField(
-            child=StrictCharField(max_length=32), required=False, allow_null=True
-        )
-        k = StrictIntegerField(
-            required=False, default=inputs.DEFAULT_K, min_value=1, max_value=inputs.MAX_K
-        )
-        as_of = _as_of()
-        conversation_id = _conversation()
-
     @extend_schema(
-        request=Input,
+        request=inputs.RecallRequest,
         responses=RecallOut,
         summary="Recall: hybrid search (vector + full text) over the memories you may read",
     )
     def post(self, request):
         actor = actor_for_request(request)
-        body = self.Input(data=request.data)
-        body.is_valid(raise_exception=True)
-        data = body.validated_data
-        hits = recall.recall(
-            actor=_in_conversation(actor, data),
-            query=data["query"],
-            scopes=data.get("scopes"),
-            kinds=data.get("kinds"),
-            k=data["k"],
-            as_of=data.get("as_of"),
-        )
-        return render(RecallOut(query=data["query"], results=hits))
+        hits = recall.answer_recall(actor=actor, arguments=request.data)
+        # Answered, so the body held a query, which the answer repeats exactly as sent.
+        return render(RecallOut(query=request.data["query"], results=hits))
 
 
 class ContextView(APIView):
-    @extend_schema_serializer(component_name="ContextRequest")
-    class Input(StrictSerializer):
-        topic = StrictCharField(
-            trim_whitespace=False, allow_blank=True, max_length=inputs.MAX_QUERY_CHARS
-        )
-        max_tokens = StrictIntegerField(
-            required=False,
-            default=budget.DEFAULT_TOKENS,
-            min_value=budget.MIN_TOKENS,
-            max_value=budget.MAX_TOKENS,
-        )
-        scopes = _id_list(max_length=inputs.MAX_SCOPES)
-        as_of = _as_of()
-        conversation_id = _conversation()
-
     @extend_schema(
-        request=Input,
+        request=inputs.ContextRequest,
         responses=ContextOut,
         summary="Context for a topic within a token budget (JSON sections and markdown)",
     )
     def post(self, request):
         actor = actor_for_request(request)
-        body = self.Input(data=request.data)
-        body.is_valid(raise_exception=True)
-        data = body.validated_data
-        result = context.build_context(
-            actor=_in_conversation(actor, data),
-            topic=data["topic"],
-            max_tokens=data["max_tokens"],
-            scopes=data.get("scopes"),
-            as_of=data.get("as_of"),
-        )
+        result = context.answer_context(actor=actor, arguments=request.data)
         return render(result.answer())
 
 
 class BriefingView(APIView):
-    class Filters(StrictSerializer):
-        max_tokens = serializers.IntegerField(
-            required=False,
-            default=budget.DEFAULT_TOKENS,
-            min_value=budget.MIN_TOKENS,
-            max_value=budget.MAX_TOKENS,
-        )
-        scopes = StrictCharField(required=False, allow_blank=True, max_length=2000)
-        as_of = _as_of()
-        conversation_id = _conversation()
-
     @extend_schema(
         parameters=[
             OpenApiParameter("max_tokens", OpenApiTypes.INT, description="100 to 32000"),
@@ -169,16 +80,8 @@ class BriefingView(APIView):
     )
     def get(self, request):
         actor = actor_for_request(request)
-        query = self.Filters(data=request.query_params.dict())
-        query.is_valid(raise_exception=True)
-        raw = query.validated_data.get("scopes") or ""
-        scopes = [item.strip() for item in raw.split(",") if item.strip()] or None
-        result = context.briefing(
-            actor=_in_conversation(actor, query.validated_data),
-            max_tokens=query.validated_data["max_tokens"],
-            scopes=scopes,
-            as_of=query.validated_data.get("as_of"),
-        )
+        arguments = inputs.BriefingRequest.query_arguments(request.query_params.dict())
+        result = context.answer_briefing(actor=actor, arguments=arguments)
         return render(result.answer())
 
 

@@ -1,6 +1,6 @@
-"""What the memories said then: the `as_of` argument of recall, build_context and briefing, and
-the MCP tool `history`. Like the other tools they validate, call the same selector as the REST
-view, and shape the answer."""
+"""What a memory said then: the MCP tool `history` (the `as_of` argument of recall,
+build_context and briefing is in their request models, `memories.recall.inputs`). Like the other
+tools it validates, calls the same selector as the REST view, and shapes the answer."""
 
 from __future__ import annotations
 
@@ -13,18 +13,8 @@ from pydantic import Field
 
 from memories import selectors
 from memories.mcp.server import named, run_tool
-from memories.recall.inputs import MAX_AS_OF_CHARS
 from memories.timeline import HistoryOut
 from zeromemory.core.actor import Actor
-
-AsOf = Annotated[
-    str | None,
-    Field(
-        max_length=MAX_AS_OF_CHARS,
-        description="An ISO 8601 instant with its offset (2026-05-01T12:00:00Z): answer from "
-        "the memories valid then, as they read then. Omit for now.",
-    ),
-]
 
 
 async def history(

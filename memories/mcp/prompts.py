@@ -18,7 +18,7 @@ from memories.hygiene.schemas import ConflictMemoryOut, ConflictOut
 from memories.insights import sessions
 from memories.mcp.server import read_as_actor
 from memories.models import ConflictStatus
-from memories.recall import budget, context
+from memories.recall import context, inputs
 from zeromemory.core.actor import Actor
 from zeromemory.core.paging import Page
 
@@ -51,7 +51,7 @@ async def brief(
         found = context.build_context(
             actor=actor,
             topic=task,
-            max_tokens=budget.DEFAULT_TOKENS,
+            max_tokens=inputs.DEFAULT_TOKENS,
             scopes=[scope] if scope else None,
         ).answer()
         return (

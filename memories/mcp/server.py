@@ -246,17 +246,67 @@ def _arguments_error(allowed: set[str], arguments: dict[str, Any]) -> CallToolRe
     return None if problem is None else error_result("validation_failed", *problem)
 
 
+class _Sent:
+    """A tool's arguments as sent, handed to the tool whole (its `arguments` parameter)."""
+
+    def __init__(self, arguments: dict[str, Any]) -> None:
+        self.arguments = arguments
+
+    def model_dump_one_level(self) -> dict[str, Any]:
+        return {"arguments": self.arguments}
+
+
+def _unchecked(model: type[BaseModel]) -> type[BaseModel]:
+    """`model` as the SDK's arguments model: its fields still steer the SDK's pre-parsing (a
+    list sent as a JSON string), but the SDK does not validate; the service does, with
+    `model`, so a refusal is logged and answered like a REST one."""
+
+    def model_validate(cls: type[BaseModel], obj: Any, *args: Any, **kwargs: Any) -> _Sent:
+        return _Sent(dict(obj))
+
+    return type(
+        f"{model.__name__}Sent",
+        (model,),
+        {"__module__": model.__module__, "model_validate": classmethod(model_validate)},
+    )
+
+
 class ZeroMemoryServer(MCPServer):
     """MCPServer whose argument and lookup failures also answer in the stable error shape."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.tool_arguments: dict[str, set[str]] = {}
+        # Tools whose function takes `conversation_id` itself (remember, ingest keep it).
+        self.takes_conversation: set[str] = set()
 
-    def add_tool(self, fn: Callable[..., Any], *, name: str, **kwargs: Any) -> None:
-        parameters = inspect.signature(fn).parameters
-        self.tool_arguments[name] = {p for p in parameters if p != "ctx"}
+    def add_tool(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str,
+        arguments: type[BaseModel] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """A tool from `fn(ctx, ...)`. With `arguments` (a read request of
+        `memories.recall.inputs`), `fn(ctx, arguments)` gets the arguments as sent, and the
+        tool's input schema is the model's: the service parses them with the model, once,
+        inside the call's activity row, as it does a REST body."""
+        parameters = [p for p in inspect.signature(fn).parameters if p != "ctx"]
+        self.tool_arguments[name] = set(arguments.model_fields) if arguments else set(parameters)
+        if arguments is None and CONVERSATION_ID in parameters:
+            self.takes_conversation.add(name)
         super().add_tool(fn, name=name, **kwargs)
+        if arguments is not None:
+            tool = self._tool_manager.get_tool(name)
+            tool.fn_metadata.arg_model = _unchecked(arguments)
+            schema = arguments.model_json_schema(by_alias=True)
+            # As every tool's schema: the conversation is listed for all of them (`list_tools`),
+            # and unknown arguments are refused by `call_tool` rather than declared.
+            schema["properties"].pop(CONVERSATION_ID, None)
+            for key in ("additionalProperties", "description"):
+                schema.pop(key, None)
+            tool.parameters = {**schema, "title": f"{name}Arguments"}
 
     async def list_tools(self) -> list[Tool]:
         """The tools, their descriptions naming the kinds the catalogue has now."""
@@ -290,7 +340,7 @@ class ZeroMemoryServer(MCPServer):
                     {CONVERSATION_ID: ["A string of at most 200 characters."]},
                 )
             current_conversation.set(conversation or "")
-            if CONVERSATION_ID not in allowed:
+            if name not in self.takes_conversation:
                 arguments = {k: v for k, v in arguments.items() if k != CONVERSATION_ID}
         try:
             return await super().call_tool(name, arguments, context)

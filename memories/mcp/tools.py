@@ -1,8 +1,10 @@
 """The MCP tools: remember, recall, build_context, briefing, forget, restore, list_scopes, ingest
 (the review queue's in `memories.mcp.hygiene_tools`, history in `memories.mcp.history_tools`).
 
-Each tool validates its arguments (the input schema mirrors the REST serializers and uses the
-same limits), calls the same service or selector as the REST view, and shapes the answer;
+Each tool validates its arguments (with the limits REST uses), calls the same service or
+selector as the REST view, and shapes the answer; recall, build_context and briefing share
+REST's request models outright (`READ_REQUESTS`: the model's schema is the tool's input schema,
+and the service parses the arguments with it);
 `memories.mcp.server` runs it as the token's user and maps errors. The descriptions are the tool
 contract, in `memories.mcp.contract`.
 """
@@ -21,7 +23,7 @@ from memories.capture.ingest import IngestInput, chunk_ingest
 from memories.capture.schemas import IngestOut
 from memories.mcp import contract
 from memories.mcp.curation_tools import CURATION_TOOLS
-from memories.mcp.history_tools import HISTORY_TOOLS, AsOf
+from memories.mcp.history_tools import HISTORY_TOOLS
 from memories.mcp.hygiene_tools import HYGIENE_TOOLS
 from memories.mcp.insights_tools import INSIGHTS_TOOLS
 from memories.mcp.portability_tools import PORTABILITY_TOOLS
@@ -31,8 +33,8 @@ from memories.mcp.rules_tools import RULE_TOOLS, RULES_URI, RulesInInstructions,
 from memories.mcp.scope_tools import SCOPE_TOOLS
 from memories.mcp.server import ZeroMemoryServer, memory_to_change, run_tool
 from memories.models import SourceKind, TranslationStatus
-from memories.recall import budget, context, inputs
-from memories.recall.recall import recall as hybrid_recall
+from memories.recall import context, inputs
+from memories.recall.recall import answer_recall
 from memories.schemas import ContextOut, MemoryOut, RecallOut, RememberOut, RememberToolOut
 from memories.services import lifecycle
 from memories.services.remember import RememberInput, memory_remember
@@ -43,23 +45,6 @@ from zeromemory.core.actor import Actor
 SERVER_NAME = "zero-memory"
 SERVER_VERSION = "0.1.0"
 
-ScopeId = Annotated[str, Field(max_length=40)]
-ScopeIds = Annotated[
-    list[ScopeId] | None,
-    Field(
-        max_length=inputs.MAX_SCOPES,
-        description="Scope ids from list_scopes; omit for every scope you can read.",
-    ),
-]
-MaxTokens = Annotated[
-    int,
-    Field(
-        strict=True,
-        ge=budget.MIN_TOKENS,
-        le=budget.MAX_TOKENS,
-        description="Token budget for the whole answer.",
-    ),
-]
 MemoryId = Annotated[
     str, Field(max_length=40, description="A memory id from remember, recall or build_context.")
 ]
@@ -118,60 +103,39 @@ async def remember(
     return await run_tool(ctx, work)
 
 
-async def recall(
-    ctx: Context,
-    query: Annotated[
-        str,
-        Field(
-            max_length=inputs.MAX_QUERY_CHARS,
-            description="In English; run exactly as sent, never translated.",
-        ),
-    ],
-    scopes: ScopeIds = None,
-    kinds: Annotated[list[Annotated[str, Field(max_length=32)]] | None, Field()] = None,
-    k: Annotated[int, Field(strict=True, ge=1, le=inputs.MAX_K)] = inputs.DEFAULT_K,
-    as_of: AsOf = None,
-) -> Annotated[CallToolResult, RecallOut]:
+# The read tools take their arguments as sent: the service parses them with the request model,
+# whose schema is the tool's input schema (`READ_REQUESTS`, `ZeroMemoryServer.add_tool`).
+async def recall(ctx: Context, arguments: dict[str, Any]) -> Annotated[CallToolResult, RecallOut]:
     def work(actor: Actor) -> RecallOut:
-        hits = hybrid_recall(actor=actor, query=query, scopes=scopes, kinds=kinds, k=k, as_of=as_of)
-        return RecallOut(query=query, results=hits)
+        hits = answer_recall(actor=actor, arguments=arguments)
+        return RecallOut(query=arguments["query"], results=hits)
 
     return await run_tool(ctx, work, memory_links)
 
 
 async def build_context(
-    ctx: Context,
-    topic: Annotated[
-        str,
-        Field(
-            max_length=inputs.MAX_QUERY_CHARS,
-            description="In English; searched exactly as sent, never translated.",
-        ),
-    ],
-    max_tokens: MaxTokens = budget.DEFAULT_TOKENS,
-    scopes: ScopeIds = None,
-    as_of: AsOf = None,
+    ctx: Context, arguments: dict[str, Any]
 ) -> Annotated[CallToolResult, ContextOut]:
     def work(actor: Actor) -> BaseModel:
-        found = context.build_context(
-            actor=actor, topic=topic, max_tokens=max_tokens, scopes=scopes, as_of=as_of
-        )
-        return found.answer()
+        return context.answer_context(actor=actor, arguments=arguments).answer()
 
     return await run_tool(ctx, work, memory_links)
 
 
 async def briefing(
-    ctx: Context,
-    scopes: ScopeIds = None,
-    max_tokens: MaxTokens = budget.DEFAULT_TOKENS,
-    as_of: AsOf = None,
+    ctx: Context, arguments: dict[str, Any]
 ) -> Annotated[CallToolResult, ContextOut]:
     def work(actor: Actor) -> BaseModel:
-        found = context.briefing(actor=actor, max_tokens=max_tokens, scopes=scopes, as_of=as_of)
-        return found.answer()
+        return context.answer_briefing(actor=actor, arguments=arguments).answer()
 
     return await run_tool(ctx, work, memory_links)
+
+
+READ_REQUESTS: dict[str, type[BaseModel]] = {
+    "recall": inputs.RecallRequest,
+    "build_context": inputs.ContextRequest,
+    "briefing": inputs.BriefingRequest,
+}
 
 
 async def forget(
@@ -285,6 +249,7 @@ def build_server() -> ZeroMemoryServer:
             description=contract.DESCRIPTIONS[name],
             annotations=hints.model_copy(update={"title": title}),
             structured_output=True,
+            arguments=READ_REQUESTS.get(name),
         )
     server.resource(
         RULES_URI,

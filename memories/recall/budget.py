@@ -8,16 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from django.utils.translation import gettext as _
-
 from memories import embeddings
 from memories.schemas import ContextOut, RowOut, SectionOut
 from memories.selectors import disputed
-from zeromemory.core.errors import ValidationFailed
 
-MIN_TOKENS = 100
-MAX_TOKENS = 32_000
-DEFAULT_TOKENS = 2_000
 RECENT_DAYS = 14
 RECENT_KINDS = ("decision", "convention")
 OPEN_LOOP_KINDS = ("task", "open_question")
@@ -47,19 +41,6 @@ def _cut(text: str, tokens: int) -> str:
     if tokens <= 0 or not offsets:
         return ""
     return text[: offsets[min(tokens, len(offsets)) - 1][1]]
-
-
-def validate_max_tokens(max_tokens: object) -> int:
-    if (
-        isinstance(max_tokens, bool)
-        or not isinstance(max_tokens, int)
-        or not MIN_TOKENS <= max_tokens <= MAX_TOKENS
-    ):
-        raise ValidationFailed(
-            "max_tokens",
-            _("Must be an integer from %(lo)d to %(hi)d.") % {"lo": MIN_TOKENS, "hi": MAX_TOKENS},
-        )
-    return max_tokens
 
 
 @dataclass(frozen=True)

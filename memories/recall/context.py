@@ -21,35 +21,31 @@ A memory shows up once, in the first section that has it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from django.utils.translation import gettext as _
 
-from memories.activity.logged import activity_logged
 from memories.models import ActivityOperation
 from memories.recall.budget import (
-    DEFAULT_TOKENS,
     MIN_RELEVANT_SIMILARITY,
     SHARES,
     Candidate,
     Context,
     Section,
     assemble,
-    validate_max_tokens,
 )
-from memories.recall.inputs import select_scopes, validate_as_of, validate_query
+from memories.recall.inputs import (
+    DEFAULT_TOKENS,
+    BriefingRequest,
+    ContextRequest,
+    logged_read,
+    select_scopes,
+)
 from memories.recall.recall import search
 from memories.recall.sections import candidate_limit, important_rows, sections_after
 from zeromemory.core.actor import Actor
-
-
-def _options(max_tokens: Any, as_of: Any) -> dict[str, Any]:
-    options: dict[str, Any] = {"max_tokens": max_tokens}
-    if as_of is not None:
-        options["as_of"] = as_of if isinstance(as_of, str) else str(as_of)
-    return options
 
 
 def build_context(
@@ -61,18 +57,25 @@ def build_context(
     as_of: str | datetime | None = None,
 ) -> Context:
     """Context for an agent about to work on `topic`, in at most `max_tokens` tokens; with
-    `as_of`, from the memories valid at that instant as they read then."""
-    with activity_logged(
+    `as_of`, from the memories valid at that instant as they read then. For in-process
+    callers: the arguments are checked here by the model the doors use (`ContextRequest`)."""
+    arguments = {"topic": topic, "max_tokens": max_tokens, "scopes": scopes, "as_of": as_of}
+    return answer_context(actor=actor, arguments=arguments)
+
+
+def answer_context(*, actor: Actor, arguments: Mapping[str, Any] | ContextRequest) -> Context:
+    """build_context for the arguments as a door received them (a REST body, MCP tool
+    arguments) or as `build_context` passes them: parsed once, here, by `ContextRequest`.
+    Every call, refused ones included, writes one activity row."""
+    with logged_read(
         actor=actor,
         operation=ActivityOperation.BUILD_CONTEXT,
-        query=topic,
-        scopes=scopes,
-        options=_options(max_tokens, as_of),
-    ) as entry:
-        validate_query(topic, field_name="topic")
-        max_tokens = validate_max_tokens(max_tokens)
-        instant = validate_as_of(as_of)
-        selection = select_scopes(actor=actor, scopes=scopes)
+        model=ContextRequest,
+        request=arguments,
+        query_field="topic",
+    ) as (request, entry):
+        topic, max_tokens, instant = request.topic, request.max_tokens, request.instant
+        selection = select_scopes(actor=actor, scopes=request.scopes)
         k = candidate_limit(max_tokens * SHARES["focus"], per_row=50, lo=5, hi=50)
         hits = search(query=topic, selection=selection, k=k, as_of=instant)
         focus = Section(
@@ -124,15 +127,22 @@ def briefing(
     Its rows do not bump recall counts: the briefing ranks by them, and counting its own
     answers would keep the same memories on top forever.
     """
-    with activity_logged(
+    arguments = {"max_tokens": max_tokens, "scopes": scopes, "as_of": as_of}
+    return answer_briefing(actor=actor, arguments=arguments)
+
+
+def answer_briefing(*, actor: Actor, arguments: Mapping[str, Any] | BriefingRequest) -> Context:
+    """briefing for the arguments as a door received them (a REST query string parsed by
+    `BriefingRequest.parse_query`, MCP tool arguments) or as `briefing` passes them: parsed
+    once, here, by `BriefingRequest`. Every call, refused ones included, writes one row."""
+    with logged_read(
         actor=actor,
         operation=ActivityOperation.BRIEFING,
-        scopes=scopes,
-        options=_options(max_tokens, as_of),
-    ) as entry:
-        max_tokens = validate_max_tokens(max_tokens)
-        instant = validate_as_of(as_of)
-        selection = select_scopes(actor=actor, scopes=scopes)
+        model=BriefingRequest,
+        request=arguments,
+    ) as (request, entry):
+        max_tokens, instant = request.max_tokens, request.instant
+        selection = select_scopes(actor=actor, scopes=request.scopes)
         limit = candidate_limit(max_tokens * SHARES["focus"], per_row=25, lo=10, hi=400)
         focus = Section(
             "important",

@@ -19,9 +19,10 @@ score is the cosine distance placed between the nearest and the farthest vector 
 the nearest), the text score is the weight over the best row's, times coverage^1.5; they are
 weighted 1 : 5 and divided by 6, so a memory first in both legs scores 1. Reciprocal rank fusion
 threw away how far ahead a leg's first rows are, which is what the full-text weight knows about
-rare terms. The fused score is then multiplied by the kind's weight and an age decay
-0.5^(age / half-life), both from the MemoryKind catalogue. `sql.py` and `statement.py` hold
-the statement and its tuning; bench/locomo.py --ablation measures each part.
+rare terms. The fused score is then multiplied by the kind's weight, an age decay
+0.5^(age / half-life), both from the MemoryKind catalogue, and the usage boost. `statement.py`
+holds the statement, its fragments and its tuning; `inputs.py` the request it answers;
+bench/locomo.py --ablation measures each part against the earlier variants in bench/.
 
 The query is embedded and matched exactly as it arrived: no trimming, normalising or translating,
 and no LLM call. The scopes come from `scopes.access`; the SQL only ever sees their ids.
@@ -40,7 +41,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -48,21 +49,18 @@ from django.db import connections, router
 from pydantic import Field
 
 from memories import embeddings
-from memories.activity.logged import activity_logged
 from memories.models import ActivityOperation, Memory
 from memories.recall.budget import count_tokens
 from memories.recall.inputs import (
     DEFAULT_K,
     MODES,
+    RecallRequest,
     ScopeSelection,
+    logged_read,
     select_scopes,
-    validate_as_of,
-    validate_k,
     validate_kinds,
-    validate_query,
 )
-from memories.recall.sql import IDF_ROW_LIMIT, MIN_EF_SEARCH, PRODUCT, Tuning
-from memories.recall.statement import rows_statement, statement
+from memories.recall.statement import IDF_ROW_LIMIT, MIN_EF_SEARCH, PRODUCT, Tuning, rows_statement
 from memories.schemas import HitOut
 from memories.selectors import disputed
 from zeromemory.core.actor import Actor
@@ -131,11 +129,10 @@ def search(
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
     vector = embeddings.embed_query(query) if mode != "fulltext" else None
     rows = readable_rows(selection, kinds)
-    sql = statement(
+    sql = tuning.statement(
         scopes=selection.array,
         kinds=bool(kinds),
         mode=mode,
-        tuning=tuning,
         k=k,
         rows=rows,
         as_of=as_of is not None,
@@ -183,20 +180,6 @@ def search(
     ]
 
 
-def _recall_options(k: Any, kinds: Any, mode: Any, as_of: Any = None) -> dict[str, Any]:
-    options: dict[str, Any] = {
-        "k": k if isinstance(k, int) else None,
-        "kinds": [str(kind) for kind in kinds]
-        if isinstance(kinds, list | tuple) and kinds
-        else None,
-    }
-    if mode != "hybrid":
-        options["mode"] = mode
-    if as_of is not None:
-        options["as_of"] = as_of if isinstance(as_of, str) else str(as_of)
-    return options
-
-
 def recall(
     *,
     actor: Actor,
@@ -209,26 +192,40 @@ def recall(
 ) -> list[Hit]:
     """The k best valid memories for the query among the scopes the actor may read.
 
-    `scopes` narrows the search (each must be readable: 404 otherwise); `kinds` filters by
-    kind; `mode` picks both legs (the default) or one of them (the bench compares them);
-    `as_of` (an ISO 8601 instant with its offset) asks for the memories valid then, with the
-    text they had then, in the scopes the actor may read now.
-    Every call, refused ones included, writes one activity row.
+    For in-process callers (the dashboard, the bench): the arguments are checked here by the
+    request model the doors use (`RecallRequest`). `scopes` narrows the search (each must be
+    readable: 404 otherwise); `kinds` filters by kind; `mode` picks both legs (the default) or
+    one of them (the bench compares them); `as_of` (an ISO 8601 instant with its offset) asks
+    for the memories valid then, with the text they had then, in the scopes the actor may read
+    now.
     """
-    with activity_logged(
+    arguments = {"query": query, "scopes": scopes, "kinds": kinds, "k": k, "as_of": as_of}
+    return answer_recall(actor=actor, arguments=arguments, mode=mode)
+
+
+def answer_recall(
+    *, actor: Actor, arguments: Mapping[str, Any] | RecallRequest, mode: str = "hybrid"
+) -> list[Hit]:
+    """recall for the arguments as a door received them (a REST body, MCP tool arguments) or
+    as `recall` passes them: parsed once, here, by `RecallRequest`. Every call, refused ones
+    included, writes one activity row."""
+    with logged_read(
         actor=actor,
         operation=ActivityOperation.RECALL,
-        query=query,
-        scopes=scopes,
-        options=_recall_options(k, kinds, mode, as_of),
-    ) as entry:
-        validate_query(query)
-        k = validate_k(k)
-        kind_slugs = validate_kinds(kinds)
-        instant = validate_as_of(as_of)
-        selection = select_scopes(actor=actor, scopes=scopes)
+        model=RecallRequest,
+        request=arguments,
+        query_field="query",
+        mode=mode,
+    ) as (request, entry):
+        kind_slugs = validate_kinds(request.kinds)
+        selection = select_scopes(actor=actor, scopes=request.scopes)
         hits = search(
-            query=query, selection=selection, kinds=kind_slugs, k=k, mode=mode, as_of=instant
+            query=request.query,
+            selection=selection,
+            kinds=kind_slugs,
+            k=request.k,
+            mode=mode,
+            as_of=request.instant,
         )
         # Marked here, not in search(): build_context marks all its sections at once.
         marked = disputed(hit.pk for hit in hits)

@@ -22,8 +22,8 @@ from memories.recall.budget import (
     Candidate,
     Section,
 )
-from memories.recall.fragments import AGE_DAYS, AGE_DAYS_AT, AT_VERSION, DECAY, STALE, VALID_AT
 from memories.recall.inputs import ScopeSelection
+from memories.recall.statement import AGE_DAYS, AGE_DAYS_AT, AT_VERSION, DECAY, STALE, VALID_AT
 
 # {valid}, {content} and {now}: the memory's state, text and the instant, now or `as_of`'s.
 _LOOPS = """

@@ -1,29 +1,246 @@
-"""The one recall statement, put together from the legs in `sql.py` and a fusion."""
+"""The recall statement: one SQL statement that ranks the memories an actor may read.
+
+`recall.py` says what it does; this module is how: the legs (vector, full text), their fusion,
+the kind weight and age decay, the usage boost, and the numbers that tune them (`Tuning`).
+The statement is built from these fragments, chosen by mode, filters and tuning, never from
+caller text; everything the caller sent goes in as a parameter. The fragments of the memory's
+validity, age and text at an instant are shared with the briefing's sections (`sections.py`).
+
+The usage boost: a memory agents reported using (mark_used) ranks higher, within bounds.
+
+boost = 1 + MAX_EXTRA · (1 − e^(−uses / USES_SCALE)) · 0.5^(days since last use / HALF_LIFE_DAYS)
+
+- never above 1 + MAX_EXTRA (×1.4), and slow to get there: ×1.02 after one use, ×1.06 after
+  three, ×1.16 after ten, ×1.31 after thirty, so a memory that helped once does not push aside
+  the right answer to another question (bench/recall.py's held-out half measured a small loss
+  with a scale of 3, none with 20);
+- it fades with the time since the memory was last used (half of it gone after 30 days);
+- a memory found wrong has its uses reset (`memories.rules.usage`), so its boost is gone.
+
+It multiplies recall's score as one factor of its own, beside the kind weight and the age decay,
+reading the one-row-per-memory `UsageCounter` table through a left join.
+
+The ranking's earlier variants (ts_rank_cd weights, reciprocal rank fusion, any-term rows only
+when all terms match nothing) are the benchmark's, in bench/_ranking_variants.py.
+"""
 
 from __future__ import annotations
 
-from memories.recall import usage
-from memories.recall.fragments import AGE_DAYS_AT, AT_VERSION, DECAY, STALE, VALID_AT
-from memories.recall.sql import (
-    BEFORE_SCORING,
-    BM25_IDF,
-    BM25_SCORING,
-    EXACT_PATH,
-    EXACT_ROWS,
-    FILTER,
-    FULLTEXT_LEG,
-    FULLTEXT_SCAN_LIMIT,
-    INDEX_PATH,
-    MIN_DISTANCE_SPREAD,
-    NO_FULLTEXT_LEG,
-    NO_VECTOR_LEG,
-    POOL_IDF,
-    ROWS,
-    RRF_K,
-    TS_RANK_WEIGHT,
-    VECTOR_LEG,
-    Tuning,
+from dataclasses import dataclass
+
+# The memory's validity, age, text at an instant, staleness and decay: shared with sections.py.
+# A memory's age in days at an instant ({at}), never negative.
+AGE_DAYS_AT = "greatest(extract(epoch FROM {at} - m.created_at)::float8 / 86400, 0)"
+AGE_DAYS = AGE_DAYS_AT.format(at="now()")
+# The memory `m` was valid at the instant {at}: within its outer bounds, and, only when it has a
+# gap (forgotten or superseded, then restored), inside one of its periods. Most rows are decided
+# by their own columns; the periods' index is read for the few with gaps.
+VALID_AT = (
+    "m.valid_from <= {at} AND (m.valid_until IS NULL OR m.valid_until > {at})"
+    " AND (NOT m.validity_gaps OR EXISTS (SELECT 1 FROM memories_validityperiod p"
+    " WHERE p.memory_id = m.id AND p.valid_from <= {at}"
+    " AND (p.valid_until IS NULL OR p.valid_until > {at})))"
 )
+# What `m` said at {at}: the text an edit after that instant replaced (the earliest version
+# written after it), or its text now. {column} is content, content_original or kind_id.
+AT_VERSION = (
+    "coalesce((SELECT v.{column} FROM memories_memoryversion v WHERE v.memory_id = m.id"
+    " AND v.created_at > {at} ORDER BY v.number LIMIT 1), m.{column})"
+)
+# Not recalled, not confirmed (an absorbed write, an edit, a restore) and not written within
+# one half-life of its kind (`k`): the memory is marked stale in answers, never hidden.
+# Compared as ages in days, not as an instant a half-life before now: a half-life a staff member
+# set near its column's bound (2^31 - 1 days) is no instant PostgreSQL can represent.
+STALE = (
+    "extract(epoch FROM now() - greatest(m.created_at, m.confirmed_at, m.last_recalled_at))"
+    " / 86400 > greatest(k.half_life_days, 1)"
+)
+# Decay stops after this many half-lives (0.5^100 ≈ 8e-31): a memory older than that ranks as if
+# it were that old. Unbounded, the power of a memory dated 1970 (20,000 days, half-life 14) is
+# below the smallest float8 and PostgreSQL raises an underflow instead of answering; the bound
+# also keeps the product with the fused score and the other factors far from it. The exponent is
+# bounded, never an error caught: any instant a row may hold gives a number.
+MAX_HALF_LIVES = 100
+# The kind's weight times its age decay, 0.5^(age / half-life), for a row `k` of the catalogue.
+DECAY = f"k.weight * power(0.5, least({{age}} / greatest(k.half_life_days, 1), {MAX_HALF_LIVES}))"
+
+# The usage boost (the module docstring says how it grows and fades).
+MAX_EXTRA = 0.4
+USES_SCALE = 20.0
+HALF_LIFE_DAYS = 30.0
+
+USAGE_JOIN = "LEFT JOIN memories_memoryusage u ON u.memory_id = {memory}"
+# The fade's exponent is bounded (`MAX_HALF_LIVES`): a last use dated 1970 or year 1 would
+# otherwise make the power underflow, and PostgreSQL answers an error. The uses' exponent is a
+# numeric (an integer over a decimal), which goes to 0 without an error, and stays NULL without
+# a usage row (LEAST and GREATEST skip NULLs: bounding it would give that memory a boost).
+USAGE_BOOST = (
+    f"(1 + {MAX_EXTRA} * coalesce((1 - exp(-u.uses / {USES_SCALE}))"
+    " * power(0.5, least(greatest(extract(epoch FROM now() - u.last_used_at)::float8 / 86400, 0)"
+    f" / {HALF_LIFE_DAYS}, {MAX_HALF_LIVES})), 0))"
+)
+
+# The HNSW candidate list. pgvector's default of 40 found 6 of the true 10 nearest at 100,000
+# memories of the bench (clustered, template-like texts); 200 finds about 9 for ~3 ms more.
+MIN_EF_SEARCH = 200
+# At most this many rows matching the whole query are ranked (a very common word matches tens of
+# thousands), and at most `Tuning.term_rows` rows per term are looked at: rare terms are seen
+# whole, common ones (which say little) only in part. This bounds the full-text leg's cost.
+FULLTEXT_SCAN_LIMIT = 1000
+# Linear fusion scales cosine distances between the best candidate's and the farthest one's;
+# with few candidates (a small scope) that spread is at least this much, so the only candidate
+# still counts as a full match instead of dividing by zero.
+MIN_DISTANCE_SPREAD = 0.2
+IDF_ROW_LIMIT = 10_000
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """The numbers recall ranks with; `PRODUCT` is the product's. bench/ varies them (and
+    subclasses this with the earlier ranking's variants, `bench/_ranking_variants.py`), which is
+    why the statement is asked of the tuning (`Tuning.statement`).
+
+    - vector_depth, fulltext_depth: each leg keeps its best depth·k candidates;
+    - term_rows: rows looked at per query term;
+    - text_weight: the full-text leg's weight in the fusion, the vector leg's being 1;
+    - coverage_power: a full-text row's share is scaled by its coverage (the idf-weighted share
+      of the query's terms it matches) to this power.
+    """
+
+    vector_depth: int = 10
+    fulltext_depth: int = 10
+    term_rows: int = 300
+    text_weight: float = 5.0
+    coverage_power: float = 1.5
+
+    def statement(
+        self, *, scopes: str, kinds: bool, mode: str, k: int, rows: int, as_of: bool = False
+    ) -> str:
+        return statement(
+            scopes=scopes, kinds=kinds, mode=mode, tuning=self, k=k, rows=rows, as_of=as_of
+        )
+
+
+PRODUCT = Tuning()
+
+FILTER = "m.valid AND m.scope_id = ANY({scopes}){kinds}"
+
+# The vector leg either compares every readable row (exact: the scope index, then a sort by
+# distance) or walks the HNSW index with the filter applied as it goes (iterative scans). Which
+# one is chosen here, from how many rows the scopes hold (`EXACT_ROWS`), not by the planner: it
+# counts a distance as nearly free and sorted 10,000 rows (17 ms) where the index answers in 2.
+# The exact path orders by an expression the index cannot serve; the index path makes sorting
+# unattractive to the planner, which leaves it the index (the statement's other sorts cannot be
+# avoided, so their plans stay as they were).
+EXACT_ROWS = 3000
+EXACT_PATH = {"order": " + 0", "setting": ""}
+INDEX_PATH = {"order": "", "setting": "SET LOCAL enable_sort = off;"}
+
+VECTOR_LEG = """
+vec_memory AS MATERIALIZED (
+    SELECT m.id, m.embedding <=> (SELECT qv FROM input) AS distance
+    FROM memories_memory m
+    WHERE m.embedding IS NOT NULL AND {filter}
+    ORDER BY (m.embedding <=> (SELECT qv FROM input)){order}
+    LIMIT {n_vec}
+),
+vec_window AS MATERIALIZED (
+    SELECT w.memory_id AS id, w.embedding <=> (SELECT qv FROM input) AS distance
+    FROM memories_memorywindow w JOIN memories_memory m ON m.id = w.memory_id
+    WHERE {filter}
+    ORDER BY w.embedding <=> (SELECT qv FROM input)
+    LIMIT {n_vec}
+),
+vec AS (
+    SELECT id, min(distance) AS distance,
+           row_number() OVER (ORDER BY min(distance), id) AS rank
+    FROM (SELECT id, distance FROM vec_memory UNION ALL SELECT id, distance FROM vec_window) u
+    GROUP BY id
+    ORDER BY rank
+    LIMIT {n_vec}
+),"""
+
+NO_VECTOR_LEG = """
+vec AS (SELECT NULL::bigint AS id, NULL::float8 AS distance, NULL::bigint AS rank WHERE false),"""
+
+# fts_strict: rows matching the whole query (websearch syntax: phrases, "or", -negation).
+# fts_terms: the query's own positive lexemes, read back from the tsquery so that syntax decides
+# what a term is (negated terms stay out), each with up to {term_rows} rows that match it; df is
+# how many readable rows match it (exact below that cap). {scoring} (BM25_SCORING; the bench's
+# earlier variants in bench/_ranking_variants.py) scores the rows that take part by the terms
+# they match: coverage (their idf over that of all terms) and a weight; fts ranks them by it.
+FULLTEXT_LEG = """
+fts_strict AS MATERIALIZED (
+    SELECT m.id FROM memories_memory m CROSS JOIN input i
+    WHERE m.search_vector @@ i.tsq AND {filter}
+    LIMIT {scan_limit}
+),
+fts_terms AS MATERIALIZED (
+    SELECT t.term, r.ids, cardinality(r.ids) AS df
+    FROM (
+        SELECT DISTINCT ('''' || found[2] || '''')::tsquery AS term
+        FROM regexp_matches(
+            (SELECT tsq::text FROM input), '(!?)''((?:[^'']|'''')+)''', 'g'
+        ) AS found
+        WHERE found[1] = ''
+    ) t
+    CROSS JOIN LATERAL (
+        SELECT coalesce(array_agg(x.id), '{{}}'::bigint[]) AS ids FROM (
+            SELECT m.id FROM memories_memory m
+            WHERE m.search_vector @@ t.term AND {filter}
+            LIMIT {term_rows}
+        ) x
+    ) r
+),
+{scoring}
+fts AS (
+    SELECT id, coverage, weight, row_number() OVER (ORDER BY {order}, id DESC) AS rank
+    FROM fts_scored
+    ORDER BY rank
+    LIMIT {n_fts}
+),"""
+
+# BM25: the pool is scored from the per-term row lists first (no row is read again; exact for
+# every term in at most term_rows rows), then its best 3·n rows are checked against every term,
+# so which rows of a very common term the lists happened to hold never decides a rank.
+BM25_SCORING = """fts_weights AS MATERIALIZED (
+    SELECT t.term, t.ids, {idf} AS idf FROM fts_terms t
+),
+fts_listed AS MATERIALIZED (
+    SELECT u.id, bool_or(u.strict) AS strict, sum(u.idf) AS idf
+    FROM (
+        SELECT id, true AS strict, 0::float8 AS idf FROM fts_strict
+        UNION ALL
+        SELECT x.id, false, w.idf
+        FROM fts_weights w CROSS JOIN unnest(w.ids) AS x(id)
+    ) u
+    GROUP BY u.id
+    ORDER BY bool_or(u.strict) DESC, sum(u.idf) DESC, u.id DESC
+    LIMIT 3 * {n_fts}
+),
+fts_scored AS MATERIALIZED (
+    SELECT l.id, l.strict,
+           CASE WHEN l.strict THEN 1.0 ELSE
+               coalesce(s.idf / nullif((SELECT sum(idf) FROM fts_weights), 0), 0)
+           END AS coverage,
+           CASE WHEN l.strict THEN (SELECT coalesce(sum(idf), 0) FROM fts_weights)
+                ELSE coalesce(s.idf, 0) END AS weight
+    FROM fts_listed l JOIN memories_memory m ON m.id = l.id
+    CROSS JOIN LATERAL (
+        SELECT sum(w.idf) AS idf FROM fts_weights w WHERE m.search_vector @@ w.term
+    ) s
+),"""
+
+# idf as BM25 has it, counted among the readable rows (never other scopes' rows): df is exact
+# up to term_rows, the number of rows ({rows}, counted by `ROWS` before the statement) up to
+# IDF_ROW_LIMIT, so the count stays cheap however many memories there are (a term in 300 of
+# 100,000 rows weighs as one in 300 of 10,000).
+BM25_IDF = "ln(1 + (greatest({rows}, t.df) - t.df + 0.5) / (t.df + 0.5))"
+ROWS = "SELECT count(*) FROM (SELECT 1 FROM memories_memory m WHERE {filter} LIMIT %s) r"
+
+NO_FULLTEXT_LEG = """
+fts AS (SELECT NULL::bigint AS id, NULL::float8 AS coverage, NULL::float8 AS weight,
+               NULL::bigint AS rank WHERE false),"""
 
 SEARCH = """
 SET LOCAL hnsw.ef_search = %s;
@@ -61,14 +278,6 @@ JOIN memories_memorykind k ON k.slug = m.kind_id
 ORDER BY r.score DESC, r.id DESC
 """
 
-
-RRF_FUSED = """fused AS (
-    SELECT coalesce(v.id, f.id) AS id, v.distance, f.id IS NOT NULL AS fts_matched,
-           coalesce(1.0 / ({rrf_k} + v.rank), 0)
-           + coalesce({coverage} / ({rrf_k} + f.rank), 0) AS rrf
-    FROM vec v FULL JOIN fts f ON f.id = v.id
-),"""
-
 # Linear: each leg's own score scaled to [0, 1] among this query's candidates (cosine distance
 # between the nearest and the farthest vector candidate; text weight over the best one's, times
 # coverage), then weighted; a row found by one leg only is scored by the other too.
@@ -95,10 +304,70 @@ fused AS (
 AS_OF = "(SELECT as_of FROM input)"
 
 
+def row_filter(*, scopes: str, kinds: bool, as_of: bool) -> str:
+    """The rows a leg may return: valid (at the `as_of` parameter's instant, with `as_of`) in
+    the scopes, of the kinds the `kinds` parameter holds (with `kinds`)."""
+    kinds_filter = " AND m.kind_id = ANY((SELECT kinds FROM input)::text[])" if kinds else ""
+    found = FILTER.format(scopes=scopes, kinds=kinds_filter)
+    if as_of:
+        found = found.replace("m.valid AND ", VALID_AT.format(at=AS_OF) + " AND ", 1)
+    return found
+
+
+def vector_leg(*, filter: str, rows: int, n_vec: int) -> str:
+    path = EXACT_PATH if rows <= EXACT_ROWS else INDEX_PATH
+    return VECTOR_LEG.format(filter=filter, n_vec=n_vec, order=path["order"])
+
+
+def fulltext_leg(*, filter: str, term_rows: int, n_fts: int, scoring: str, order: str) -> str:
+    return FULLTEXT_LEG.format(
+        filter=filter,
+        scan_limit=FULLTEXT_SCAN_LIMIT,
+        term_rows=int(term_rows),
+        n_fts=n_fts,
+        scoring=scoring,
+        order=order,
+    )
+
+
+def linear_fused(tuning: Tuning) -> str:
+    return LINEAR_FUSED.format(
+        text_weight=float(tuning.text_weight),
+        coverage=f"power(b.coverage, {float(tuning.coverage_power)})",
+        spread=MIN_DISTANCE_SPREAD,
+    )
+
+
+def assemble(
+    *, vector_leg: str, fulltext_leg: str, fused: str, mode: str, rows: int, as_of: bool
+) -> str:
+    """The statement around its legs and fusion: the settings, the decay and usage boost, the
+    text (as it read at `as_of`, with `as_of`) and the answer's columns."""
+    at = AS_OF if as_of else None
+    path = EXACT_PATH if rows <= EXACT_ROWS else INDEX_PATH
+    return SEARCH.format(
+        path_setting=path["setting"] if mode != "fulltext" else "",
+        age=AGE_DAYS_AT.format(at=at or "now()"),
+        content=AT_VERSION.format(column="content", at=at) if at else "m.content",
+        kind=AT_VERSION.format(column="kind_id", at=at) if at else "m.kind_id",
+        original=AT_VERSION.format(column="content_original", at=at)
+        if at
+        else "m.content_original",
+        stale=STALE,
+        decay=DECAY.format(age="a.age_days"),
+        usage_boost=USAGE_BOOST,
+        usage_join=USAGE_JOIN.format(memory="a.id"),
+        vector_leg=vector_leg,
+        fulltext_leg=fulltext_leg,
+        fused=fused,
+    )
+
+
 def statement(
     *, scopes: str, kinds: bool, mode: str, tuning: Tuning, k: int, rows: int, as_of: bool = False
 ) -> str:
-    """The recall statement for a mode ("hybrid", "vector", "fulltext"), a tuning and k.
+    """The recall statement for a mode ("hybrid", "vector", "fulltext": the legs alone are for
+    tests and the bench), a tuning and k.
 
     `scopes` is the array literal of the scope ids (`ScopeSelection.array`) and `rows` how many
     rows they hold, up to IDF_ROW_LIMIT (`rows_statement`). The ids, the row count and the legs'
@@ -110,63 +379,26 @@ def statement(
     superseded ones included when they were valid then), aged at that instant, with the text
     and kind they had then. The candidates are found by their text now.
     """
-    kinds_filter = " AND m.kind_id = ANY((SELECT kinds FROM input)::text[])" if kinds else ""
-    row_filter = FILTER.format(scopes=scopes, kinds=kinds_filter)
-    if as_of:
-        row_filter = row_filter.replace("m.valid AND ", VALID_AT.format(at=AS_OF) + " AND ", 1)
-    path = EXACT_PATH if rows <= EXACT_ROWS else INDEX_PATH
+    where = row_filter(scopes=scopes, kinds=kinds, as_of=as_of)
     n_vec, n_fts = int(tuning.vector_depth * k), int(tuning.fulltext_depth * k)
-    vector_leg = (
-        VECTOR_LEG.format(filter=row_filter, n_vec=n_vec, order=path["order"])
+    bm25 = BM25_SCORING.format(idf=BM25_IDF.format(rows=int(rows)), n_fts=n_fts)
+    return assemble(
+        vector_leg=vector_leg(filter=where, rows=rows, n_vec=n_vec)
         if mode != "fulltext"
-        else NO_VECTOR_LEG
-    )
-    fulltext_leg = NO_FULLTEXT_LEG
-    if mode != "vector":
-        pool_condition = (
-            "true" if tuning.any_term_always else "NOT EXISTS (SELECT 1 FROM fts_strict)"
-        )
-        if tuning.bm25:
-            idf = BM25_IDF.format(rows=int(rows))
-            scoring = BM25_SCORING.format(idf=idf, pool_condition=pool_condition, n_fts=n_fts)
-            order = "weight DESC"
-        else:
-            scoring = BEFORE_SCORING.format(
-                idf=POOL_IDF, weight=TS_RANK_WEIGHT, pool_condition=pool_condition
-            )
-            order = "strict DESC, terms DESC, coverage DESC, weight DESC"
-        fulltext_leg = FULLTEXT_LEG.format(
-            filter=row_filter,
-            scan_limit=FULLTEXT_SCAN_LIMIT,
-            term_rows=int(tuning.term_rows),
+        else NO_VECTOR_LEG,
+        fulltext_leg=fulltext_leg(
+            filter=where,
+            term_rows=tuning.term_rows,
             n_fts=n_fts,
-            scoring=scoring,
-            order=order,
+            scoring=bm25,
+            order="weight DESC",
         )
-    column = "b.coverage" if tuning.linear else "f.coverage"
-    coverage = f"power({column}, {float(tuning.coverage_power)})"
-    fused = (LINEAR_FUSED if tuning.linear else RRF_FUSED).format(
-        rrf_k=RRF_K,
-        text_weight=float(tuning.text_weight),
-        coverage=coverage,
-        spread=MIN_DISTANCE_SPREAD,
-    )
-    at = AS_OF if as_of else None
-    return SEARCH.format(
-        path_setting=path["setting"] if mode != "fulltext" else "",
-        age=AGE_DAYS_AT.format(at=at or "now()"),
-        content=AT_VERSION.format(column="content", at=at) if at else "m.content",
-        kind=AT_VERSION.format(column="kind_id", at=at) if at else "m.kind_id",
-        original=AT_VERSION.format(column="content_original", at=at)
-        if at
-        else "m.content_original",
-        stale=STALE,
-        decay=DECAY.format(age="a.age_days"),
-        usage_boost=usage.BOOST,
-        usage_join=usage.JOIN.format(memory="a.id"),
-        vector_leg=vector_leg,
-        fulltext_leg=fulltext_leg,
-        fused=fused,
+        if mode != "vector"
+        else NO_FULLTEXT_LEG,
+        fused=linear_fused(tuning),
+        mode=mode,
+        rows=rows,
+        as_of=as_of,
     )
 
 

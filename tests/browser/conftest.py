@@ -59,7 +59,7 @@ def browser() -> Iterator:
 
 
 @pytest.fixture
-def server(live_server, kinds_seeded, transactional_db):
+def seeded_live_server(live_server, kinds_seeded, transactional_db):
     return live_server
 
 
@@ -110,7 +110,7 @@ class Session:
 
 
 @pytest.fixture
-def session(browser, server, request) -> Iterator[Session]:
-    opened = Session(browser, server.url, request)
+def session(browser, seeded_live_server, request) -> Iterator[Session]:
+    opened = Session(browser, seeded_live_server.url, request)
     yield opened
     opened.close()

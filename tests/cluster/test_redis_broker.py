@@ -25,8 +25,8 @@ from memories.models import Chunk, ChunkStatus, Conflict, ConflictStatus, Memory
 from scripts.zmcluster import llm, services
 from scripts.zmcluster.hosts import Host
 from tests.fakes.anthropic_api import delay
-from tests.memories.canonical_support import Worker, wait_for, worker_env
-from tests.served import free_port
+from tests.memories.canonical_support import Worker, worker_env
+from tests.served import free_port, wait_for
 
 LEASE = 3
 pytestmark = [

@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from datetime import timedelta
 from pathlib import Path
 from urllib.parse import quote
@@ -125,16 +124,6 @@ class InThread:
         if self.error is not None:
             raise self.error
         return self.result
-
-
-def wait_for(predicate, *, timeout: float, what: str, interval: float = 0.1):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
 # --- the happy path -------------------------------------------------------------------------

@@ -1,12 +1,12 @@
-"""Fixtures of the memories tests: the owner's API client, a live server for the MCP tests, and
+"""Fixtures of the memories tests: the owner's API client, a web process for the MCP tests, and
 the team scope with a small project in it (the recall and build_context tests)."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.memories.mcp_support import start_uvicorn, stop
 from tests.memories.recall_support import age, remember_all
+from tests.served import start_uvicorn, stop_process_group
 
 
 @pytest.fixture
@@ -14,13 +14,14 @@ def owner(tenancy, api):
     return api(tenancy.owner)
 
 
-@pytest.fixture(scope="module")
-def server(django_db_setup, django_db_blocker):
-    """A live server for the whole module (each test's data is committed, then flushed)."""
+@pytest.fixture(scope="session")
+def web_url(django_db_setup, django_db_blocker):
+    """The URL of a web process (uvicorn) on the test database, started once for the MCP tests
+    of every module that asks (each test's data is committed, then flushed)."""
     with django_db_blocker.unblock():
         proc, base = start_uvicorn()
     yield base
-    output = stop(proc)
+    output = stop_process_group(proc)
     assert "Traceback" not in output, output
 
 

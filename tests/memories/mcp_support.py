@@ -1,90 +1,24 @@
-"""What the MCP tests share: a live uvicorn serving the ASGI app, SDK client sessions over
-streamable HTTP, and helpers that read tool results."""
+"""What the MCP tests share: SDK client sessions over streamable HTTP (against a web process
+that tests.served starts) and helpers that read tool results."""
 
 import json
-import os
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx2
-from django.conf import settings
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult, Implementation
 
 from memories.mcp.contract import DESCRIPTIONS
 from memories.services.remember import RememberInput, memory_remember
-from tests.helpers import child_env
 from tests.mcp_inproc import structured
 from zeromemory.core.actor import Actor
 
-BASE_DIR = Path(settings.BASE_DIR)
 CLIENT = Implementation(name="pytest-agent", version="1.2")
 TOOLS = set(DESCRIPTIONS)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def start_uvicorn(*extra: str, port: int | None = None, **env: str) -> tuple[subprocess.Popen, str]:
-    port = port or free_port()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "zeromemory.asgi:application",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--no-access-log",
-            *extra,
-        ],
-        cwd=BASE_DIR,
-        env=child_env(**env),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            break
-        try:
-            with urllib.request.urlopen(f"{base}/healthz", timeout=2) as answer:  # noqa: S310
-                if answer.status == 200:
-                    return proc, base
-        except (OSError, urllib.error.URLError):
-            time.sleep(0.2)
-    stop(proc)
-    raise AssertionError("uvicorn did not come up:\n" + (proc.stdout.read() or ""))
-
-
-def stop(proc: subprocess.Popen) -> str:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-    try:
-        out, _ = proc.communicate(timeout=20)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, _ = proc.communicate()
-    return out or ""
 
 
 @asynccontextmanager

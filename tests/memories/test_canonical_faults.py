@@ -4,8 +4,6 @@ with backoff; a refusal that cannot change fails at once; without a key nothing 
 
 from __future__ import annotations
 
-import socket
-
 import pytest
 from django.utils import timezone
 from django_q.models import OrmQ
@@ -31,13 +29,11 @@ from tests.memories.canonical_support import (
     make_due,
     write,
 )
+from tests.served import free_port
 
 
 def _closed_port_url() -> str:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}"
+    return f"http://127.0.0.1:{free_port()}"
 
 
 FAULTS = {

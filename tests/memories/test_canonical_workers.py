@@ -31,9 +31,9 @@ from tests.memories.canonical_support import (
     detail,
     make_due,
     remember,
-    wait_for,
     worker_env,
 )
+from tests.served import wait_for
 
 EDITED_GERMAN = "Wir deployen jeden Donnerstag vor dem Mittagessen auf die Produktionsumgebung."
 EDITED_ENGLISH = "We deploy to production every Thursday before lunch."

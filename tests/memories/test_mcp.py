@@ -33,11 +33,11 @@ from zeromemory.core.actor import Actor
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def test_tools_state_the_contract_with_annotations_in_small_descriptions(server, tenancy):
+def test_tools_state_the_contract_with_annotations_in_small_descriptions(web_url, tenancy):
     async def script(session: ClientSession):
         return session.instructions, (await session.list_tools()).tools
 
-    instructions, tools = over_http(server, make_token(tenancy.owner), script)
+    instructions, tools = over_http(web_url, make_token(tenancy.owner), script)
     assert {tool.name for tool in tools} == TOOLS
     assert "English" in instructions and "never translates" in instructions
     by_name = {tool.name: tool for tool in tools}
@@ -64,7 +64,7 @@ def test_tools_state_the_contract_with_annotations_in_small_descriptions(server,
         assert "exactly as sent" in by_name[name].description
 
 
-def test_every_tool_works_over_http_as_the_token_user(server, tenancy, kinds_seeded):
+def test_every_tool_works_over_http_as_the_token_user(web_url, tenancy, kinds_seeded):
     team = tenancy.team.public_id
     content = "The billing service retries webhooks 5 times with exponential backoff."
 
@@ -86,7 +86,7 @@ def test_every_tool_works_over_http_as_the_token_user(server, tenancy, kinds_see
         seen["restore"] = ok(await session.call_tool("restore", {"memory_id": memory_id}))
         return seen
 
-    seen = over_http(server, make_token(tenancy.owner), script)
+    seen = over_http(web_url, make_token(tenancy.owner), script)
 
     scopes = {scope["id"]: scope for scope in seen["scopes"]["scopes"]}
     assert scopes[team]["writable"] is True and scopes[team]["role"] == "admin"
@@ -128,7 +128,7 @@ def test_every_tool_works_over_http_as_the_token_user(server, tenancy, kinds_see
 
 
 def test_a_write_in_another_language_is_stored_pending_with_its_verbatim(
-    server, tenancy, kinds_seeded
+    web_url, tenancy, kinds_seeded
 ):
     content = "Preferimos desplegar los viernes por la tarde, nunca los lunes por la mañana."
     verbatim = "nunca los lunes por la mañana"
@@ -137,7 +137,7 @@ def test_a_write_in_another_language_is_stored_pending_with_its_verbatim(
         args = {"content": content, "kind": "preference", "verbatim": verbatim}
         return ok(await session.call_tool("remember", args))
 
-    written = over_http(server, make_token(tenancy.writer), script)
+    written = over_http(web_url, make_token(tenancy.writer), script)
     assert written["translation_status"] == "pending"
     assert written["content_lang"] == "es" and written["content"] == content
     assert "English" in written["notice"]
@@ -146,7 +146,7 @@ def test_a_write_in_another_language_is_stored_pending_with_its_verbatim(
     assert memory.provenance.get().verbatim == verbatim
 
 
-def test_missing_bad_or_revoked_tokens_get_401_before_any_tool(server, tenancy):
+def test_missing_bad_or_revoked_tokens_get_401_before_any_tool(web_url, tenancy):
     issued = token_create(actor=Actor(user=tenancy.owner), name="soon revoked")
     token_revoke(actor=Actor(user=tenancy.owner), token=issued.token)
     attempts = {
@@ -156,29 +156,29 @@ def test_missing_bad_or_revoked_tokens_get_401_before_any_tool(server, tenancy):
         "revoked": {"Authorization": f"Bearer {issued.secret}"},
     }
     for label, headers in attempts.items():
-        response = post_tools_call(server, headers)
+        response = post_tools_call(web_url, headers)
         assert response.status_code == 401, label
         assert response.json()["error"]["code"] == "unauthorized", label
         assert response.headers["WWW-Authenticate"].startswith("Bearer"), label
     assert not ActivityLog.objects.exists()
 
     async def connect() -> None:
-        async with http_session(server, issued.secret):
+        async with http_session(web_url, issued.secret):
             pass
 
     with pytest.raises(Exception):  # noqa: B017 - the SDK reports the refused connection
         anyio.run(connect)
 
 
-def test_a_foreign_host_is_refused(server, tenancy):
+def test_a_foreign_host_is_refused(web_url, tenancy):
     headers = {"Authorization": f"Bearer {make_token(tenancy.owner)}", "Host": "evil.example"}
-    response = post_tools_call(server, headers)
+    response = post_tools_call(web_url, headers)
     assert response.status_code == 403
     assert response.json()["error"]["code"] == "forbidden"
 
 
 def test_an_outsider_gets_not_found_for_another_users_memory_and_scope(
-    server, tenancy, kinds_seeded
+    web_url, tenancy, kinds_seeded
 ):
     team = tenancy.team.public_id
     memory_id = remember_directly(tenancy.owner, "Deploys go through the staging cluster.", team)
@@ -199,7 +199,7 @@ def test_an_outsider_gets_not_found_for_another_users_memory_and_scope(
             "scopes": await session.call_tool("list_scopes", {}),
         }
 
-    seen = over_http(server, make_token(tenancy.outsider), script)
+    seen = over_http(web_url, make_token(tenancy.outsider), script)
     for name in ("forget", "restore", "recall", "remember", "context"):
         assert error_code(seen[name]) == "not_found", name
     assert team not in {scope["id"] for scope in ok(seen["scopes"])["scopes"]}
@@ -207,7 +207,7 @@ def test_an_outsider_gets_not_found_for_another_users_memory_and_scope(
     assert Memory.objects.count() == 1
 
 
-def test_a_read_only_token_or_reader_cannot_write(server, tenancy, kinds_seeded):
+def test_a_read_only_token_or_reader_cannot_write(web_url, tenancy, kinds_seeded):
     team = tenancy.team.public_id
     memory_id = remember_directly(tenancy.owner, "Feature flags live in LaunchDarkly.", team)
 
@@ -227,20 +227,20 @@ def test_a_read_only_token_or_reader_cannot_write(server, tenancy, kinds_seeded)
             "scopes": await session.call_tool("list_scopes", {}),
         }
 
-    read_only = over_http(server, make_token(tenancy.owner, read_only=True), script)
+    read_only = over_http(web_url, make_token(tenancy.owner, read_only=True), script)
     for name in ("remember", "remember_personal", "forget", "restore"):
         assert error_code(read_only[name]) == "forbidden", name
     assert ok(read_only["recall"])["results"][0]["id"] == memory_id
     assert not any(scope["writable"] for scope in ok(read_only["scopes"])["scopes"])
 
-    reader = over_http(server, make_token(tenancy.reader), script)
+    reader = over_http(web_url, make_token(tenancy.reader), script)
     for name in ("remember", "forget", "restore"):
         assert error_code(reader[name]) == "forbidden", name
     assert Memory.objects.count() == 2  # the reader's personal write is allowed
     assert Memory.objects.get(public_id=memory_id).valid
 
 
-def test_bad_arguments_answer_validation_failed(server, tenancy, kinds_seeded):
+def test_bad_arguments_answer_validation_failed(web_url, tenancy, kinds_seeded):
     async def script(session: ClientSession) -> dict[str, CallToolResult]:
         return {
             "kind": await session.call_tool("remember", {"content": "x y z", "kind": "nope"}),
@@ -254,7 +254,7 @@ def test_bad_arguments_answer_validation_failed(server, tenancy, kinds_seeded):
             "reason": await session.call_tool("forget", {"memory_id": "mem_x", "reason": 5}),
         }, await session.call_tool("no_such_tool", {})
 
-    seen, unknown = over_http(server, make_token(tenancy.owner), script)
+    seen, unknown = over_http(web_url, make_token(tenancy.owner), script)
     assert error_code(unknown) == "not_found"
     for name, result in seen.items():
         assert error_code(result) == "validation_failed", name
@@ -265,7 +265,7 @@ def test_bad_arguments_answer_validation_failed(server, tenancy, kinds_seeded):
 
 
 def test_every_tool_answers_and_fails_readably_through_the_typescript_sdk(
-    server, tenancy, kinds_seeded
+    web_url, tenancy, kinds_seeded
 ):
     team = tenancy.team.public_id
     personal_id = tenancy.owner.owned_scopes.get(kind=ScopeKind.PERSONAL).public_id
@@ -351,7 +351,7 @@ def test_every_tool_answers_and_fails_readably_through_the_typescript_sdk(
     assert {c["tool"] for c in calls if c["expect"] == OK} == TOOLS  # each tool succeeds once
     assert {c["tool"] for c in calls if c["expect"] != OK} == TOOLS  # and fails once
 
-    seen = typescript_sdk_failures(server, tokens, calls)
+    seen = typescript_sdk_failures(web_url, tokens, calls)
 
     assert set(seen["tools"]["owner"]) == TOOLS
     assert not seen["problems"], json.dumps(seen["problems"], indent=1)

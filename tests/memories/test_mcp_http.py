@@ -16,9 +16,8 @@ from tests.memories.mcp_support import (
     ok,
     over_http,
     post_tools_call,
-    start_uvicorn,
-    stop,
 )
+from tests.served import start_uvicorn, stop_process_group
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -30,7 +29,7 @@ def bare_server(django_db_setup, django_db_blocker):
         # A daily window: no window boundary falls inside a test.
         proc, base = start_uvicorn("--lifespan", "off", ZM_API_RATE="4/day")
     yield base
-    output = stop(proc)
+    output = stop_process_group(proc)
     assert "Traceback" not in output, output
 
 
@@ -52,7 +51,7 @@ def test_calls_over_the_rate_answer_rate_limited(bare_server, tenancy):
     assert error["code"] == "rate_limited" and error["details"]["retry_after"] > 0
 
 
-def test_every_request_stands_alone_with_its_own_token(server, tenancy):
+def test_every_request_stands_alone_with_its_own_token(web_url, tenancy):
     """The endpoint is stateless: no session is opened, a tool call needs no initialize, and
     each call answers for the token it carries."""
     opening = {
@@ -67,11 +66,11 @@ def test_every_request_stands_alone_with_its_own_token(server, tenancy):
     }
     accept = {"Accept": "application/json, text/event-stream"}
     owner = {"Authorization": f"Bearer {make_token(tenancy.owner)}", **accept}
-    opened = httpx2.post(f"{server}/mcp", json=opening, headers=owner, timeout=10)
+    opened = httpx2.post(f"{web_url}/mcp", json=opening, headers=owner, timeout=10)
     assert opened.status_code == 200 and "Mcp-Session-Id" not in opened.headers
 
     def scope_ids(user) -> set[str]:
-        response = post_tools_call(server, {"Authorization": f"Bearer {make_token(user)}"})
+        response = post_tools_call(web_url, {"Authorization": f"Bearer {make_token(user)}"})
         assert response.status_code == 200, response.text
         return {scope["id"] for scope in response.json()["result"]["structuredContent"]["scopes"]}
 
@@ -98,17 +97,18 @@ class RoundRobin(httpx2.AsyncBaseTransport):
 
 
 def test_the_tools_work_behind_two_web_processes_without_sticky_sessions(
-    tenancy, team, kinds_seeded
+    web_url, tenancy, team, kinds_seeded
 ):
-    servers = [start_uvicorn() for _ in range(2)]
+    # The module's web process and a second one on the same database.
+    second, second_url = start_uvicorn()
     try:
-        balancer = RoundRobin([base for _, base in servers])
+        balancer = RoundRobin([web_url, second_url])
         headers = {"Authorization": f"Bearer {make_token(tenancy.writer)}"}
 
         async def main() -> tuple[dict, dict]:
             async with (
                 httpx2.AsyncClient(headers=headers, transport=balancer, timeout=60) as http,
-                streamable_http_client(f"{servers[0][1]}/mcp", http_client=http) as (r, w),
+                streamable_http_client(f"{web_url}/mcp", http_client=http) as (r, w),
                 ClientSession(r, w, client_info=CLIENT) as session,
             ):
                 await session.initialize()
@@ -131,12 +131,11 @@ def test_the_tools_work_behind_two_web_processes_without_sticky_sessions(
         assert written["id"] in {hit["id"] for hit in found["results"]}
         assert set(balancer.served) == set(balancer.ports)  # both servers answered
     finally:
-        for proc, _ in servers:
-            output = stop(proc)
-            assert "Traceback" not in output, output
+        output = stop_process_group(second)
+    assert "Traceback" not in output, output
 
 
-def test_malformed_bodies_over_http_never_answer_5xx(server, tenancy):
+def test_malformed_bodies_over_http_never_answer_5xx(web_url, tenancy):
     """What the SDK parses itself (the JSON-RPC envelope) holds against hostile bodies too."""
     headers = {
         "Authorization": f"Bearer {make_token(tenancy.owner)}",
@@ -157,7 +156,7 @@ def test_malformed_bodies_over_http_never_answer_5xx(server, tenancy):
         "not json": b"{",
     }
     for label, body in bodies.items():
-        response = httpx2.post(f"{server}/mcp", content=body, headers=headers, timeout=30)
+        response = httpx2.post(f"{web_url}/mcp", content=body, headers=headers, timeout=30)
         assert response.status_code < 500, (label, response.status_code, response.text[:300])
         assert "internal" not in response.text, (label, response.text[:300])
 

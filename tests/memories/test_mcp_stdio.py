@@ -12,11 +12,11 @@ from memories.models import ActivityLog, Provenance
 from tests.factories import make_token
 from tests.helpers import child_env
 from tests.memories.mcp_support import (
-    BASE_DIR,
     CLIENT,
     TOOLS,
     ok,
 )
+from tests.served import BASE_DIR
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -35,7 +35,7 @@ def code(outcome: dict[str, Any]) -> str:
 
 
 def test_prompts_and_resources_answer_and_refuse_through_the_typescript_sdk(
-    server, tenancy, kinds_seeded
+    web_url, tenancy, kinds_seeded
 ):
     team = tenancy.team.public_id
     memory_id = remember_directly(tenancy.owner, DEPLOYS, team)
@@ -66,7 +66,7 @@ def test_prompts_and_resources_answer_and_refuse_through_the_typescript_sdk(
         "no_prompt": op("owner", "getPrompt", name="nope", arguments={}),
     }
 
-    seen = run_harness(server, tokens, list(plan.values()))["calls"]
+    seen = run_harness(web_url, tokens, list(plan.values()))["calls"]
     outcomes = dict(zip(plan, seen, strict=True))
 
     answered = {

@@ -9,7 +9,7 @@ from memories import tasks
 from memories.embeddings import embed_query
 from memories.models import Memory
 from memories.recall import inputs as search
-from memories.recall import sql as search_sql
+from memories.recall import statement as ranking
 from memories.recall.recall import recall
 from memories.services import lifecycle
 from tests.factories import make_scope
@@ -17,7 +17,7 @@ from tests.memories.recall_support import age, ids, remember_all
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import NotFound, ValidationFailed
 
-TEXT = search_sql.PRODUCT.text_weight
+TEXT = ranking.PRODUCT.text_weight
 
 
 @pytest.fixture

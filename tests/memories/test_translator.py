@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import socket
-
 import pytest
 
 from memories.canonical.translator import TOOL_NAME, TranslationFailed, translate_to_english
@@ -16,6 +14,7 @@ from tests.fakes.anthropic_api import (
     tool_answer,
     tool_answer_from,
 )
+from tests.served import free_port
 
 GERMAN = (
     "Benutze `select_for_update()` in memories/services/remember.py, wenn zwei Worker dieselbe "
@@ -215,10 +214,7 @@ def test_a_body_that_is_not_a_message_fails(fake_anthropic, step):
 
 
 def test_an_unreachable_api_fails_as_retryable(fake_anthropic, settings):
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        closed_port = probe.getsockname()[1]
-    settings.ANTHROPIC_BASE_URL = f"http://127.0.0.1:{closed_port}"
+    settings.ANTHROPIC_BASE_URL = f"http://127.0.0.1:{free_port()}"  # nothing listens there
 
     with pytest.raises(TranslationFailed) as caught:
         _translate()

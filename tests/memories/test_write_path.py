@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -22,7 +21,7 @@ from tests.helpers import child_env
 from zeromemory.core.actor import Actor
 
 WRITER = """
-import json, sys, time
+import json, sys
 import django
 django.setup()
 from django.contrib.auth import get_user_model
@@ -31,11 +30,11 @@ from memories.services.remember import RememberInput, memory_remember
 from zeromemory.core.actor import Actor
 get_model()
 user = get_user_model().objects.get(username=sys.argv[1])
-start = float(sys.argv[2])
-time.sleep(max(0.0, start - time.time()))
+print("ready", flush=True)
+sys.stdin.readline()  # the go: both writers are ready
 result = memory_remember(
     actor=Actor(user=user),
-    request=RememberInput(content=sys.argv[3], kind="fact", scope=sys.argv[4]),
+    request=RememberInput(content=sys.argv[2], kind="fact", scope=sys.argv[3]),
 )
 print(json.dumps({"id": result.memory.public_id, "deduplicated": result.deduplicated}))
 """
@@ -44,18 +43,24 @@ print(json.dumps({"id": result.memory.public_id, "deduplicated": result.deduplic
 @pytest.mark.django_db(transaction=True)
 def test_two_processes_writing_the_same_text_make_one_memory(tenancy, kinds_seeded):
     text = "The nightly export job writes to s3://exports/nightly and takes 40 minutes."
-    start = time.time() + 12  # both children have loaded the model by then
     children = [
         subprocess.Popen(
-            [sys.executable, "-c", WRITER, user, str(start), text, tenancy.team.public_id],
+            [sys.executable, "-c", WRITER, user, text, tenancy.team.public_id],
             cwd=settings.BASE_DIR,
             env=child_env(),
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
         for user in ("owner", "writer")
     ]
+    # Both have loaded the model and found their user: let them write at once.
+    for child in children:
+        assert child.stdout.readline() == "ready\n", child.communicate(timeout=60)[1]
+    for child in children:
+        child.stdin.write("go\n")
+        child.stdin.flush()
     answers = []
     for child in children:
         out, err = child.communicate(timeout=120)

@@ -14,7 +14,6 @@ import base64
 import hashlib
 import json
 import secrets
-from unittest import mock
 from urllib.parse import urlencode
 
 import anyio
@@ -157,14 +156,14 @@ def test_the_sdk_client_signs_in_by_url_alone(tmp_path):
         },
     )
     port = free_port()
-    with mock.patch("tests.served.free_port", return_value=port):
-        served = Served(
-            tmp_path,
-            ZM_PUBLIC_URL=f"http://127.0.0.1:{port}",
-            ZM_OAUTH_CIMD_ALLOW_ORIGINS=document_url.removesuffix("/client.json"),
-            SSL_CERT_FILE=str(cert),
-            ZM_WEB_PROCESSES="1",
-        )
+    served = Served(
+        tmp_path,
+        port=port,
+        ZM_PUBLIC_URL=f"http://127.0.0.1:{port}",
+        ZM_OAUTH_CIMD_ALLOW_ORIGINS=document_url.removesuffix("/client.json"),
+        SSL_CERT_FILE=str(cert),
+        ZM_WEB_PROCESSES="1",
+    )
     base = served.url
     try:
         served.wait_ready()

@@ -30,7 +30,7 @@ from memories.mcp.contract import DESCRIPTIONS
 from scopes.oauth.models import OAuthGrant
 from scopes.services import scope_create
 from tests.factories import UserFactory
-from tests.memories.mcp_support import free_port, remember_directly, start_uvicorn, stop
+from tests.memories.mcp_support import remember_directly
 from tests.memories.mcp_ts_support import HARNESS_DIR, node
 from tests.oauth.e2e_support import (
     consent_over_http,
@@ -39,6 +39,7 @@ from tests.oauth.e2e_support import (
     serve_document,
     signed_in_over_http,
 )
+from tests.served import free_port, start_uvicorn, stop_process_group
 from zeromemory.core.actor import Actor
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -218,7 +219,7 @@ def test_the_typescript_sdk_signs_in_refreshes_and_is_revoked(tmp_path, kinds_se
         )
     finally:
         document_server.shutdown()
-        output = stop(proc)
+        output = stop_process_group(proc)
     assert "Traceback" not in output, output
 
     check(by_document, base, memory_id)

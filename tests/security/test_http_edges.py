@@ -7,11 +7,7 @@ from __future__ import annotations
 
 import random
 import re
-import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 import zipfile
 
 import httpx2
@@ -21,34 +17,21 @@ import requests
 from tests.factories import make_token
 from tests.helpers import child_env
 from tests.memories import archive_support as archives
-from tests.memories.mcp_support import BASE_DIR, free_port, stop
+from tests.served import free_port, start_web, stop_process_group
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture(scope="module")
 def web(django_db_setup, django_db_blocker):
+    """`zeromemory.web` (as `make run` starts each web process) on the test database."""
     port = free_port()
+    argv = [sys.executable, "-m", "zeromemory.web", "--port", str(port)]
+    env = child_env(ZM_LOGIN_FAILURE_LIMIT="3", ZM_API_RATE="")
     with django_db_blocker.unblock():
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "zeromemory.web", "--port", str(port)],
-            cwd=BASE_DIR,
-            env=child_env(ZM_LOGIN_FAILURE_LIMIT="3", ZM_API_RATE=""),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            start_new_session=True,
-        )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 90
-    while proc.poll() is None and time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"{base}/healthz", timeout=2):  # noqa: S310
-                break
-        except (OSError, urllib.error.URLError):
-            time.sleep(0.2)
+        proc, base = start_web(argv, env=env, port=port)
     yield base
-    stop(proc)
+    stop_process_group(proc)
 
 
 def sign_in(base: str, username: str, password: str, forwarded_for: str) -> httpx2.Response:

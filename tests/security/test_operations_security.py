@@ -11,10 +11,10 @@ from django.test import Client, override_settings
 
 from tests.helpers import child_env
 from tests.mcp_inproc import call_tool, structured
-from tests.memories.mcp_support import BASE_DIR, free_port
 from tests.security.surfaces import API_ROWS
 from tests.security.surfaces_tools import TOOL_ROWS
 from tests.security.world import build_world
+from tests.served import BASE_DIR, free_port
 
 # As a server hands it on: the header's UTF-8 bytes read as Latin-1 (PEP 3333, and ASGI servers).
 NON_ASCII_BEARER = "Bearer " + "ключ-é".encode().decode("latin-1")

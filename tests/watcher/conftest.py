@@ -25,19 +25,19 @@ def home(tmp_path) -> Home:
 
 
 @pytest.fixture
-def server(live_server, transactional_db, kinds_seeded):
+def seeded_live_server(live_server, transactional_db, kinds_seeded):
     """The live test server, in this process, on the test database."""
     return live_server
 
 
 @pytest.fixture
-def token(server) -> str:
+def token(seeded_live_server) -> str:
     return make_token(UserFactory(username="dev"))
 
 
 @pytest.fixture
-def gate(server):
-    opened = Gate(server.url).open()
+def gate(seeded_live_server):
+    opened = Gate(seeded_live_server.url).open()
     yield opened
     opened.shut()
 

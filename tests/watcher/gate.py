@@ -6,13 +6,14 @@ in the middle, with the server already done)."""
 from __future__ import annotations
 
 import json
-import socket
 import threading
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.served import free_port
 
 
 @dataclass(frozen=True)
@@ -48,9 +49,7 @@ class _Server(ThreadingHTTPServer):
 class Gate:
     def __init__(self, upstream: str) -> None:
         self.upstream = upstream.rstrip("/")
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            self.port = sock.getsockname()[1]
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.passed: list[Passed] = []
         self.held = threading.Event()  # set: answers are held back

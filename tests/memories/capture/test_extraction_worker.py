@@ -10,8 +10,9 @@ from django_q.models import Schedule
 from memories.capture import tasks
 from memories.models import Chunk, ChunkStatus, Memory
 from tests.fakes.anthropic_api import delay, memories_answer
-from tests.memories.canonical_support import Worker, wait_for, worker_env
+from tests.memories.canonical_support import Worker, worker_env
 from tests.memories.capture.support import candidate, claude_code_chunk, ingest
+from tests.served import wait_for
 
 DECISION = candidate(
     "The shop never calls Stripe inside a request handler; webhooks go through a queue.",

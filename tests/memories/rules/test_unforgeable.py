@@ -16,7 +16,7 @@ from rest_framework.test import APIClient
 from memories.models import ReportedUse, Rule, RuleStatus, UsageCounter
 from memories.recall.context import build_context
 from memories.recall.recall import recall
-from memories.recall.usage import MAX_EXTRA, USES_SCALE
+from memories.recall.statement import MAX_EXTRA, USES_SCALE
 from memories.rules.usage import LIGHT_USES_PER_USER
 from tests.factories import make_token
 from tests.mcp_inproc import call_tool, opened, structured
