@@ -53,8 +53,12 @@ def _starts_a_process(function) -> bool:
 
 def pytest_collection_modifyitems(config, items):
     """Mark `slow` every test that starts a process: in its own code (or a function of its
-    module that it calls) or in a fixture it uses, however indirectly."""
+    module that it calls) or in a fixture it uses, however indirectly. Tests that share a
+    module-scoped fixture (a served process) stay on one xdist worker (`--dist loadgroup`), so
+    it starts once."""
     for item in items:
+        if _shares_a_module_fixture(item):
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
         function = getattr(item, "function", None)
         if function is None or item.get_closest_marker("slow"):
             continue
@@ -139,19 +143,6 @@ def api(tenancy):
     return tenancy.client
 
 
-def pytest_collection_modifyitems(config, items):
-    """Scheduling marks: tests that share a module-scoped fixture (a served process) run on one
-    xdist worker (`--dist loadgroup`), so it starts once; they and the tests of a module that
-    starts processes itself (it imports subprocess or a process harness) are `slow`, which
-    `make test-fast` leaves out."""
-    for item in items:
-        shares = _shares_a_module_fixture(item)
-        if shares:
-            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
-        if shares or _starts_processes(item.module):
-            item.add_marker(pytest.mark.slow)
-
-
 def _shares_a_module_fixture(item) -> bool:
     """Whether the test uses a module- or class-scoped fixture of this suite's own."""
     definitions = getattr(item, "_fixtureinfo", None)
@@ -169,13 +160,3 @@ SHARED_SCOPES = ("module", "class")
 
 def _ours(function) -> bool:
     return function.__module__.startswith("tests.")
-
-
-def _starts_processes(module) -> bool:
-    import subprocess
-
-    harnesses = {"subprocess", "tests.served", "tests.memories.mcp_ts_support"}
-    return any(
-        value is subprocess or getattr(value, "__module__", None) in harnesses
-        for value in vars(module).values()
-    )
