@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP_INSTALL := $(PY) -m pip install --disable-pip-version-check -q
 
-.PHONY: run test lint format clean-db browser-deps cluster-deps
+.PHONY: run test test-fast lint format clean-db browser-deps cluster-deps
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,9 +37,20 @@ $(MCP_TS)/node_modules: $(MCP_TS)/package.json $(MCP_TS)/package-lock.json
 	cd $(MCP_TS) && npm ci --no-audit --no-fund
 	touch $@
 
-# The whole test suite on the embedded database (and the reduced cluster drill, as root).
+# Test processes side by side (pytest-xdist): the suite mostly waits on served processes, so
+# three workers keep two cores busy. Tests that share a module's served process stay on one
+# worker (tests/conftest.py marks them for --dist loadgroup). TEST_WORKERS=0 runs in one process.
+TEST_WORKERS ?= 3
+PYTEST_PARALLEL := -n $(TEST_WORKERS) --dist loadgroup
+
+# The whole test suite on the embedded database (and the reduced cluster drill, as root), with
+# the 25 slowest tests at the end so that a slow new test is seen at once.
 test: browser-deps cluster-deps $(VENV)/.dev-installed $(MCP_TS)/node_modules
-	$(PY) -m pytest
+	$(PY) -m pytest $(PYTEST_PARALLEL) --durations=25
+
+# The inner loop: the in-process tests only (no test marked slow), in under three minutes.
+test-fast: browser-deps $(VENV)/.dev-installed $(MCP_TS)/node_modules
+	$(PY) -m pytest $(PYTEST_PARALLEL) -m "not slow" --durations=10
 
 lint: $(VENV)/.dev-installed
 	$(VENV)/bin/ruff check .

@@ -11,7 +11,7 @@ from rest_framework.test import APIClient
 from scopes.models import Role, Scope
 from tests.factories import UserFactory, add_member, make_scope, make_token
 
-pytest_plugins = ["tests.fakes.anthropic_api"]
+pytest_plugins = ["tests.fakes.anthropic_api", "tests.databases"]
 
 
 # A call that starts another process: the harness's (tests/served.py and the support modules)
@@ -53,8 +53,12 @@ def _starts_a_process(function) -> bool:
 
 def pytest_collection_modifyitems(config, items):
     """Mark `slow` every test that starts a process: in its own code (or a function of its
-    module that it calls) or in a fixture it uses, however indirectly."""
+    module that it calls) or in a fixture it uses, however indirectly. Tests that share a
+    module-scoped fixture (a served process) stay on one xdist worker (`--dist loadgroup`), so
+    it starts once."""
     for item in items:
+        if _shares_a_module_fixture(item):
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
         function = getattr(item, "function", None)
         if function is None or item.get_closest_marker("slow"):
             continue
@@ -67,9 +71,15 @@ def pytest_collection_modifyitems(config, items):
 
 
 def pytest_sessionfinish(session, exitstatus):
-    # A test run that had to start the embedded database stops it again.
+    if hasattr(session.config, "workerinput"):
+        # An xdist worker leaves the database server to the controller, which loaded the
+        # settings (and so started it) before any worker, and ends after the last one.
+        return
+    from tests.databases import drop_template
     from zeromemory import embedded_db
 
+    drop_template(session.config)
+    # A test run that had to start the embedded database stops it again.
     embedded_db.stop_if_started_here()
 
 
@@ -131,3 +141,22 @@ def sync_tasks(monkeypatch):
 def api(tenancy):
     """api(user, **token_options) -> an APIClient authenticated with a fresh token."""
     return tenancy.client
+
+
+def _shares_a_module_fixture(item) -> bool:
+    """Whether the test uses a module- or class-scoped fixture of this suite's own."""
+    definitions = getattr(item, "_fixtureinfo", None)
+    if definitions is None:
+        return False
+    for name in item.fixturenames:
+        fixture = definitions.name2fixturedefs.get(name, ())
+        if fixture and fixture[-1].scope in SHARED_SCOPES and _ours(fixture[-1].func):
+            return True
+    return False
+
+
+SHARED_SCOPES = ("module", "class")
+
+
+def _ours(function) -> bool:
+    return function.__module__.startswith("tests.")
