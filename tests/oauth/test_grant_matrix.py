@@ -25,7 +25,7 @@ from tests.mcp_inproc import call_tool, structured
 from tests.oauth.flow import API, MCP, access_token, register
 from tests.security.surfaces import API_ROWS, OK, Row
 from tests.security.surfaces_tools import TOOL_ROWS
-from tests.security.world import answer_text, build_world
+from tests.security.world import answer_text, world_fixtures
 from zeromemory.core.actor import Actor
 
 GRANTS = ("restricted", "removed", "read_only", "revoked", "other_resource")
@@ -66,9 +66,7 @@ def grant_tokens(world, resource: str) -> dict[str, str]:
     return tokens
 
 
-@pytest.fixture
-def world(db, kinds_seeded):
-    return build_world()
+shared_world, world = world_fixtures()
 
 
 def cases(rows):

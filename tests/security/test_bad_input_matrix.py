@@ -21,7 +21,7 @@ from tests.mcp_inproc import call_tool, structured
 from tests.security.surfaces import API_ROWS, OK, Row
 from tests.security.surfaces_pages import DASHBOARD_ROWS
 from tests.security.surfaces_tools import TOOL_ROWS
-from tests.security.world import build_world, ready_export
+from tests.security.world import world_fixtures
 
 DEEP = json.loads("[" * 40 + "]" * 40)
 BAD_VALUES: dict[str, Any] = {
@@ -72,12 +72,7 @@ def rolled_back():
         pass
 
 
-@pytest.fixture
-def world(db, kinds_seeded, settings, tmp_path):
-    settings.DATA_DIR = tmp_path  # where the world's dashboard export is written
-    world = build_world()
-    ready_export(world)
-    return world
+shared_world, world = world_fixtures(export=True)
 
 
 def named(details: Any) -> set[str]:

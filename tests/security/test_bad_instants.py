@@ -19,13 +19,10 @@ from tests.security.surfaces import API_ROWS, Row
 from tests.security.surfaces_pages import DASHBOARD_ROWS
 from tests.security.surfaces_tools import TOOL_ROWS
 from tests.security.test_bad_input_matrix import named, rolled_back, send
-from tests.security.world import build_world
+from tests.security.world import world_fixtures
 from zeromemory.core.actor import Actor
 
-
-@pytest.fixture
-def world(db, kinds_seeded):
-    return build_world()
+shared_world, world = world_fixtures()
 
 
 # Instants `as_of` refuses: far past and future, no time zone, malformed; each names as_of.

@@ -12,7 +12,7 @@ import pytest
 from tests.mcp_inproc import prompt_or_read
 from tests.security.surfaces import ACTORS, BLIND, OK
 from tests.security.surfaces_tools import TOOL_ACCOUNT, TOOL_ADMIN, TOOL_READ
-from tests.security.world import build_world
+from tests.security.world import world_fixtures
 
 # (label, prompt or None, arguments or uri, expectations by actor)
 ROWS: list[tuple[str, str | None, Any, dict[str, str]]] = [
@@ -27,9 +27,7 @@ ROWS: list[tuple[str, str | None, Any, dict[str, str]]] = [
 ]
 
 
-@pytest.fixture
-def world(db, kinds_seeded):
-    return build_world()
+shared_world, world = world_fixtures()
 
 
 @pytest.mark.parametrize(

@@ -12,12 +12,9 @@ from rest_framework.test import APIClient
 
 from tests.mcp_inproc import opened
 from tests.security.surfaces import ACTORS, API_ROWS, BLIND, OK, SESSION_EXPECT
-from tests.security.world import MARKER, answer_text, build_world
+from tests.security.world import MARKER, answer_text, world_fixtures
 
-
-@pytest.fixture
-def world(db, kinds_seeded):
-    return build_world()
+shared_world, world = world_fixtures()
 
 
 @pytest.mark.parametrize("actor", ACTORS)

@@ -27,7 +27,7 @@ from tests.security.surfaces import (
 )
 from tests.security.surfaces_pages import DASHBOARD_ROWS
 from tests.security.surfaces_tools import TOOL_ROWS
-from tests.security.world import answer_text, build_world, empty_export, ready_export
+from tests.security.world import answer_text, empty_export, world_fixtures
 
 METHODS = ("get", "post", "put", "patch", "delete")
 
@@ -117,12 +117,7 @@ def cases(rows: list[Row]) -> list[Any]:
     return [pytest.param(row, actor, id=f"{row.id}-{actor}") for row in rows for actor in ACTORS]
 
 
-@pytest.fixture
-def world(db, kinds_seeded, settings, tmp_path):
-    settings.DATA_DIR = tmp_path  # where the world's dashboard export is written
-    world = build_world()
-    ready_export(world)
-    return world
+shared_world, world = world_fixtures(export=True)
 
 
 def check_blind(world, actor: str, text: str, row: Row) -> None:

@@ -1,18 +1,30 @@
-"""The people, scopes, memories and tokens the tenancy and bad-input matrices run against."""
+"""The people, scopes, memories and tokens the tenancy and bad-input matrices run against.
+
+The world is built once per test module (`world_fixtures`): inside one transaction that stays
+open for the module, each test runs in a savepoint rolled back after it, so a test that deletes
+or changes the world leaves the next one the world as built.
+"""
 
 from __future__ import annotations
 
+import importlib
 import io
 import json
 import zipfile
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from datetime import UTC
+from pathlib import Path
 from typing import Any
 
-from django.test import Client
+import pytest
+from django.apps import apps
+from django.db import transaction
+from django.test import Client, override_settings
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from memories import kinds
 from memories.capture.ingest import IngestInput, chunk_ingest
 from memories.models import (
     Conflict,
@@ -23,7 +35,7 @@ from memories.models import (
     Rule,
     RuleStatus,
 )
-from memories.portability.prepared import export_job_run, export_job_start
+from memories.portability.prepared import export_job_run, export_job_start, export_path
 from memories.recall import recall as search
 from memories.services.lifecycle import memory_forget
 from memories.services.remember import RememberInput, memory_remember
@@ -61,6 +73,8 @@ class World:
     team: Scope
     ids: dict[str, str]
     secrets: dict[str, str]
+    # The dashboard export's file as `ready_export` wrote it (a test may delete the file).
+    export_file: tuple[Path, bytes] | None = field(default=None, repr=False)
 
     def fill(self, value: Any) -> Any:
         """The row's path or body with {team}, {memory}, … replaced by this world's ids."""
@@ -194,4 +208,44 @@ def build_world() -> World:
 def ready_export(world: World) -> None:
     """Write the world's dashboard export to its file under ZM_DATA_DIR (set it to a temporary
     directory first), as the worker would."""
-    export_job_run(job_id=ExportJob.objects.get(public_id=world.ids["export"]).pk)
+    job = ExportJob.objects.get(public_id=world.ids["export"])
+    export_job_run(job_id=job.pk)
+    job.refresh_from_db()
+    world.export_file = (export_path(job), export_path(job).read_bytes())
+
+
+def world_fixtures(*, export: bool = False) -> tuple[Callable, Callable]:
+    """The module's `shared_world` (built once, in a transaction rolled back at the module's
+    end) and the `world` each test gets: the same world, its objects read again, its export
+    file (with `export`) written under a data directory of the module's own."""
+
+    @pytest.fixture(scope="module", name="shared_world")
+    def shared_world(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator[World]:
+        data_dir = tmp_path_factory.mktemp("world")
+        blocker, data = django_db_blocker.unblock(), override_settings(DATA_DIR=data_dir)
+        with blocker, data, transaction.atomic():
+            # The kind catalogue, as the migration seeds it (a transactional test's flush may
+            # have emptied it).
+            importlib.import_module("memories.migrations.0002_seed_kinds").seed(apps, None)
+            kinds._loaded_at = 0.0
+            world = build_world()
+            if export:
+                ready_export(world)
+            yield world
+            transaction.set_rollback(True)
+        kinds._loaded_at = 0.0
+
+    @pytest.fixture(name="world")
+    def world(shared_world: World, db, settings) -> World:
+        if shared_world.export_file is not None:
+            path, content = shared_world.export_file
+            settings.DATA_DIR = path.parent.parent  # <DATA_DIR>/exports/<id>.zip
+            if not path.exists():  # a test before this one deleted the export
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(content)
+        shared_world.team.refresh_from_db()
+        for user in shared_world.users.values():
+            user.refresh_from_db()
+        return shared_world
+
+    return shared_world, world
