@@ -23,7 +23,10 @@ from tests.memories.archive_support import (
     raw_file,
 )
 from tests.security.surfaces import API_ROWS, Row
-from tests.security.test_bad_input_matrix import rolled_back, world  # noqa: F401
+from tests.security.test_bad_input_matrix import rolled_back
+from tests.security.world import world_fixtures
+
+shared_world, world = world_fixtures(export=True)
 
 IMPORTS = [row for row in API_ROWS if row.extra.get("archive")]
 _OTHER_FIELDS = "".join(f"{k}: {json.dumps(v)}\n" for k, v in fields().items() if k != "original")
@@ -58,7 +61,7 @@ BAD_ARCHIVES: dict[str, tuple[bytes, str]] = {
 
 
 @pytest.mark.parametrize("row", IMPORTS, ids=lambda row: row.id)
-def test_rest_imports_refuse_bad_archives_naming_the_file(world, row: Row):  # noqa: F811
+def test_rest_imports_refuse_bad_archives_naming_the_file(world, row: Row):
     client = world.api("owner")
     path = world.fill(row.path)
     before = Memory.objects.count()

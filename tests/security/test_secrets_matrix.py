@@ -21,7 +21,10 @@ from tests.memories.archive_support import CLAIMED, ID, archive, memory_bytes, o
 from tests.security.surfaces import API_ROWS, OK, Row
 from tests.security.surfaces_pages import DASHBOARD_ROWS
 from tests.security.surfaces_tools import TOOL_ROWS
-from tests.security.test_bad_input_matrix import rolled_back, send, world  # noqa: F401
+from tests.security.test_bad_input_matrix import rolled_back, send
+from tests.security.world import world_fixtures
+
+shared_world, world = world_fixtures(export=True)
 
 VALUE = "Qx7hunter2vLm"  # the password every assignment form carries
 KEY_BODY = "MIIEowIBAAKCAQEAzM4rKx9QkR2vT"  # the start of a private key's body
@@ -119,7 +122,7 @@ REST_WRITES = [row for row in API_ROWS if row.method != "get" and cases(row)]
 
 
 @pytest.mark.parametrize("row", REST_WRITES, ids=lambda row: row.id)
-def test_rest_writes_store_no_secret_in_any_field(world, row: Row):  # noqa: F811
+def test_rest_writes_store_no_secret_in_any_field(world, row: Row):
     problems = []
     for field, form, template in cases(row):
         with rolled_back():
@@ -136,7 +139,7 @@ TOOL_WRITES = [row for row in TOOL_ROWS if cases(row)]
 
 
 @pytest.mark.parametrize("row", TOOL_WRITES, ids=lambda row: row.route)
-def test_tools_store_no_secret_in_any_argument(world, row: Row):  # noqa: F811
+def test_tools_store_no_secret_in_any_argument(world, row: Row):
     problems = []
     for field, form, template in cases(row):
         with rolled_back():
@@ -155,7 +158,7 @@ FORM_WRITES = [
 
 
 @pytest.mark.parametrize("row", FORM_WRITES, ids=lambda row: row.id)
-def test_dashboard_forms_store_no_secret_in_any_field(world, row: Row):  # noqa: F811
+def test_dashboard_forms_store_no_secret_in_any_field(world, row: Row):
     client = world.browser("owner")
     problems = []
     for field, form, template in cases(row):
@@ -232,7 +235,7 @@ ARCHIVE_FIELDS = (
 )
 
 
-def test_rest_imports_store_no_secret_in_any_archive_field(world):  # noqa: F811
+def test_rest_imports_store_no_secret_in_any_archive_field(world):
     client = world.api("owner")
     problems = []
     for row in [r for r in API_ROWS if r.extra.get("archive")]:
