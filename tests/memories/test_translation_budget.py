@@ -6,20 +6,16 @@ from __future__ import annotations
 
 from memories import spend
 from memories.canonical import service
-from memories.canonical.content import content_hash
 from memories.models import LlmPath, LlmSpend, Memory, TranslationStatus
+from tests.factories import stored_memory
 from tests.fakes.anthropic_api import tool_answer
 
 
 def pending(scope) -> tuple[Memory, str]:
     text = "Die Tests laufen jede Nacht gegen PostgreSQL."
-    memory = Memory.objects.create(
-        scope=scope, kind_id="fact", content=text, content_hash=content_hash(text),
-        content_lang="de", author_kind="human", translation_status=TranslationStatus.PENDING,
-    )  # fmt: skip
-    claim = service.TRANSLATION.new_claim(memory)
-    memory.save(update_fields=["translation_claim", "translation_lease_until"])
-    return memory, claim
+    memory = stored_memory(scope, text)  # German: pending, with a translation claim
+    assert memory.translation_status == TranslationStatus.PENDING and memory.content_lang == "de"
+    return memory, memory.translation_claim
 
 
 def test_over_the_budget_the_translation_waits_for_the_next_day(

@@ -11,21 +11,14 @@ import pytest
 from django.utils import timezone
 
 from memories import spend
-from memories.canonical.content import content_hash
 from memories.hygiene import service, tasks
 from memories.models import Conflict, ConflictStatus, LlmPath, LlmSpend, Memory
-from tests.factories import UserFactory, make_scope
+from tests.factories import UserFactory, make_scope, stored_memory
 from tests.memories.hygiene.support import relations
 
 
 def stored(scope, content: str, *, author: str = "human", kind: str = "fact") -> Memory:
-    return Memory.objects.create(
-        scope=scope,
-        kind_id=kind,
-        content=content,
-        content_hash=content_hash(content),
-        author_kind=author,
-    )
+    return stored_memory(scope, content, author=author, kind=kind)
 
 
 def queued(scope, count: int, *, prefix: str = "Fact") -> list[Conflict]:
