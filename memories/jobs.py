@@ -430,4 +430,10 @@ def jobs_configure() -> None:
 def jobs_sweep() -> int:
     """Every minute (the django-q2 schedule "sweep-jobs"): queue every registered job's due rows,
     including those of dead workers; how many rows went."""
-    return sum(job.sweep() for job in _REGISTERED.values())
+    queued = 0
+    for job in _REGISTERED.values():
+        try:
+            queued += job.sweep()
+        except Exception:  # noqa: BLE001 - one job's failing sweep must not stop the others'
+            logger.exception("could not sweep the %s job", job.name)
+    return queued

@@ -11,6 +11,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from django.conf import settings
 from django.db import connection
 from django.db.models import Sum
+from django.db.models.signals import pre_delete
 from django.dispatch import receiver
 from django.utils import timezone
 
@@ -109,8 +110,11 @@ ON CONFLICT (scope_id, path, day) WHERE user_id IS NULL"""
 
 
 @receiver(account_erasing, dispatch_uid="memories_spend_user_forget")
-def spend_user_forget(sender, user, **kwargs) -> None:
-    """An erased account's spend stays in its scopes' figures, no longer naming it."""
+@receiver(pre_delete, sender=settings.AUTH_USER_MODEL, dispatch_uid="memories_spend_user_deleted")
+def spend_user_forget(sender, **kwargs) -> None:
+    """The spend of an erased account, or of a user deleted any other way (the admin), stays in
+    its scopes' figures, no longer naming it."""
+    user = kwargs.get("user") or kwargs["instance"]
     with connection.cursor() as cursor:
         cursor.execute(_FOLD_SQL, [user.pk])
     LlmSpend.objects.filter(user_id=user.pk).delete()

@@ -156,16 +156,22 @@ def migrated_data_dir() -> Path:
     run = os.environ.get("PYTEST_XDIST_TESTRUNUID") or _OWN_RUN
     root = Path(tempfile.gettempdir())
     template = root / f"{TEMPLATE_PREFIX}{run}"
+    # Two locks: building takes the run's build lock exclusively (a worker that finds the
+    # template built copies it); using it holds a shared lock on the run's hold lock until the
+    # process exits. One lock for both would deadlock: a second worker waiting for the exclusive
+    # lock never gets it while the first holds its shared one.
     hold = os.open(root / f"{TEMPLATE_PREFIX}{run}.lock", os.O_RDWR | os.O_CREAT, 0o600)
-    fcntl.flock(hold, fcntl.LOCK_EX)
+    fcntl.flock(hold, fcntl.LOCK_SH)
+    build = os.open(root / f"{TEMPLATE_PREFIX}{run}.build", os.O_RDWR | os.O_CREAT, 0o600)
     try:
+        fcntl.flock(build, fcntl.LOCK_EX)
         if not (template / "migrated").exists():
             _remove_finished_templates(root, keep=run)
             shutil.rmtree(template, ignore_errors=True)
             _migrate_into(template)
             (template / "migrated").touch()
     finally:
-        fcntl.flock(hold, fcntl.LOCK_SH)
+        os.close(build)  # releases the build lock
     _template, _template_hold = template, hold
     return template
 
@@ -207,6 +213,7 @@ def _remove_finished_templates(root: Path, *, keep: str) -> None:
             os.close(fd)
             continue  # a run still going
         shutil.rmtree(lock.with_suffix(""), ignore_errors=True)
+        lock.with_suffix(".build").unlink(missing_ok=True)
         lock.unlink(missing_ok=True)
         os.close(fd)
 

@@ -52,8 +52,9 @@ FROM (
 ) ch
 """
 _SPENT = """
-SELECT path, day, tokens, calls FROM memories_llmspend
+SELECT path, day, sum(tokens), sum(calls) FROM memories_llmspend
 WHERE scope_id = %(scope)s AND day >= %(since)s
+GROUP BY path, day
 """
 _JUDGE_PENDING = [ConflictStatus.PENDING.value, ConflictStatus.WAITING_FOR_KEY.value]
 _CHUNK_PENDING = [

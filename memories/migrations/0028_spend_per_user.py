@@ -35,4 +35,18 @@ class Migration(migrations.Migration):
             model_name='llmspend',
             constraint=models.UniqueConstraint(condition=models.Q(('user__isnull', False)), fields=('scope', 'path', 'day', 'user'), name='llm_spend_one_per_user_day'),
         ),
+        # Backwards (so first, while the partial constraints stand): each scope's per-user rows
+        # folded into its row of no user, so the old one row per scope and day can come back.
+        migrations.RunSQL(
+            migrations.RunSQL.noop,
+            reverse_sql="""
+                INSERT INTO memories_llmspend (day, path, scope_id, user_id, tokens, calls)
+                SELECT day, path, scope_id, NULL, sum(tokens), sum(calls)
+                FROM memories_llmspend WHERE user_id IS NOT NULL GROUP BY day, path, scope_id
+                ON CONFLICT (scope_id, path, day) WHERE user_id IS NULL
+                DO UPDATE SET tokens = memories_llmspend.tokens + EXCLUDED.tokens,
+                              calls = memories_llmspend.calls + EXCLUDED.calls;
+                DELETE FROM memories_llmspend WHERE user_id IS NOT NULL;
+            """,
+        ),
     ]

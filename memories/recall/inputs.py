@@ -30,6 +30,7 @@ from scopes import access
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import NotFound, ValidationFailed
 from zeromemory.core.secrets import find_secret
+from zeromemory.core.text import unstorable
 
 MAX_K = 50
 DEFAULT_K = 10
@@ -215,7 +216,7 @@ class ReadRequest(BaseModel):
         options = cls._own_options(sent)
         as_of = sent.get("as_of")
         if isinstance(as_of, datetime) or (
-            isinstance(as_of, str) and len(as_of) <= MAX_AS_OF_CHARS
+            isinstance(as_of, str) and len(as_of) <= MAX_AS_OF_CHARS and not unstorable(as_of)
         ):
             options["as_of"] = str(as_of)
         return options

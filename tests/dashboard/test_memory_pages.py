@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from django.utils import timezone
 
 from memories.models import ActivityLog, Memory
 from memories.recall.recall import recall
@@ -38,7 +39,7 @@ def test_filters(tenancy, memories, login):
     assert "Tuesdays" in body and "small pull requests" not in body
     body = client.get("/", {"translation_status": "done"}).content.decode()
     assert "Database migrations run before the deploy" in body and "Tuesdays" not in body
-    Memory.objects.filter(pk=memories.team.pk).update(valid=False)
+    Memory.objects.filter(pk=memories.team.pk).update(valid_until=timezone.now())
     assert "Tuesdays" not in client.get("/").content.decode()
     assert "Tuesdays" in client.get("/", {"state": "forgotten"}).content.decode()
     assert client.get("/", {"kind": "nonsense"}).status_code == 400
@@ -164,7 +165,7 @@ def test_an_outsider_gets_404_like_for_a_missing_memory(tenancy, memories, login
 @pytest.mark.parametrize("suffix", ["edit/", "forget/", "restore/"])
 def test_a_reader_cannot_write(tenancy, memories, login, suffix):
     if suffix == "restore/":
-        Memory.objects.filter(pk=memories.team.pk).update(valid=False)
+        Memory.objects.filter(pk=memories.team.pk).update(valid_until=timezone.now())
     response = login(tenancy.reader).post(
         f"/memories/{memories.team.public_id}/{suffix}",
         {"content": "Releases are cut on Fridays.", "kind": "fact", "reason": "outdated"},

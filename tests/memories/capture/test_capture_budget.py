@@ -49,6 +49,8 @@ def test_the_users_budget_counts_the_spend_the_insights_report(
                  scope=tenancy.team.public_id)  # fmt: skip
     owners.refresh_from_db()
     assert owners.status == ChunkStatus.EXTRACTED
+    # The scope's figure is both users' spend, one row each.
+    assert extraction_cost(tenancy)["tokens"] == spent + owners.tokens_used
     # One token more than the writer spent, and their chunks go on.
     settings.EXTRACTION_DAILY_TOKENS = spent + 1
     fake_anthropic.script(memories_answer([DECISION]))
@@ -69,3 +71,15 @@ def test_an_erased_accounts_spend_stays_in_the_scopes_figures(
     account_delete(actor=Actor(user=tenancy.writer), password=PASSWORD)
     after = extraction_cost(tenancy)
     assert (after["tokens"], after["calls"]) == (before["tokens"], before["calls"])
+
+
+def test_a_user_deleted_outside_erasure_leaves_their_spend_in_the_scopes_figures(
+    tenancy, fake_anthropic, extract
+):
+    fake_anthropic.script(memories_answer([DECISION]))
+    chunk = extract(scope=tenancy.team.public_id)
+    chunk.refresh_from_db()
+    spent = extraction_cost(tenancy)["tokens"]
+    assert spent == chunk.tokens_used > 0
+    chunk.user.delete()  # as the Django admin deletes a user
+    assert extraction_cost(tenancy)["tokens"] == spent

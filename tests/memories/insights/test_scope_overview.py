@@ -3,6 +3,8 @@ holds, members only for its admins; a scope's insights as numbers, the insights 
 
 from __future__ import annotations
 
+from django.utils import timezone
+
 from memories.models import Conflict, ConflictStatus, Memory, Rule, RuleStatus
 from tests.factories import make_token
 from tests.mcp_inproc import call_tool, structured
@@ -26,7 +28,7 @@ def _overview_world(tenancy):
     Memory.objects.filter(public_id=ids[2]).update(recall_count=7)
     Memory.objects.filter(public_id=ids[0]).update(recall_count=2)
     retired = remember_directly(tenancy.owner, "Releases ship on Fridays.", team, kind="decision")
-    Memory.objects.filter(public_id=retired).update(valid=False)
+    Memory.objects.filter(public_id=retired).update(valid_until=timezone.now())
     rule = Rule.objects.create(
         scope=tenancy.team,
         memory=memories[ids[1]],
