@@ -6,7 +6,7 @@ Grouped by capability, each a package whose docstring says what it holds:
 - `selectors.py` reads of memories by id and in lists, always through `scopes.access`;
 - `jobs.py` the background-job engine that translation, extraction and judging declare on;
   `background.py` how background work yields to requests (priority, threads, slices);
-- `records.py` a memory's derived rows (hash, windows) and provenance moves;
+- `state_rows.py` the rows a change of state writes: validity periods, moved provenance;
 - `activity/` the activity log: its model, writes, reads and answers, and `activity_logged`;
 - `services/` writes: remember (the one write path) and the lifecycle;
 - `recall/` hybrid recall, build_context and briefings over the token budget;

@@ -36,7 +36,8 @@ ALLOWED = (
     "memories/services/",
     "memories/recall/",
     "memories/activity/",  # the activity log's own selector and writes
-    "memories/records.py",  # a memory's windows and provenance, written by the services below them
+    "memories/state_rows.py",  # validity periods and moved provenance, written by the services
+    "memories/canonical/content.py",  # the one owner of what a memory derives: its windows
     "memories/canonical/service.py",  # the background pass, by memory id
     "memories/capture/",  # ingest's ledger and extraction, as the chunk's user
     "memories/hygiene/",  # the scan over every scope, the judge by pair id, the review queue

@@ -37,7 +37,7 @@ from memories.canonical.content import (
 from memories.canonical.translator import translate_to_english
 from memories.jobs import Job, JobSettings, job_register
 from memories.models import LlmPath, Memory, TranslationStatus, ValidityEnd
-from memories.records import move_provenance, validity_close
+from memories.state_rows import move_provenance, validity_close
 
 logger = logging.getLogger(__name__)
 

@@ -26,8 +26,8 @@ from memories.models import (
     Relation,
     Resolution,
 )
-from memories.records import move_provenance, return_provenance
 from memories.services.lifecycle import locked, memory_forget, memory_restore, memory_supersede
+from memories.state_rows import move_provenance, return_provenance
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import ConflictError, DomainError, ValidationFailed
 from zeromemory.core.secrets import refuse_secrets

@@ -17,7 +17,7 @@ from memories.canonical.content import (
 )
 from memories.kinds import kind_for_slug
 from memories.models import Memory, MemoryVersion, ValidityEnd, ValidityStart
-from memories.records import validity_close, validity_open, validity_saved
+from memories.state_rows import validity_close, validity_open, validity_saved
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import ConflictError, ValidationFailed
 from zeromemory.core.secrets import refuse_secrets

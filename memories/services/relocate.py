@@ -44,8 +44,8 @@ from memories.models import (
     ValidityPeriod,
     authenticated_author_kind,
 )
-from memories.records import memories_confirmed, validity_written
 from memories.services.lifecycle import memory_forget
+from memories.state_rows import memories_confirmed, validity_written
 from scopes.models import Scope
 from zeromemory.core.actor import Actor, Surface
 from zeromemory.core.errors import ConflictError, DomainError, ValidationFailed

@@ -46,8 +46,8 @@ from memories.models import (
     SourceKind,
     authenticated_author_kind,
 )
-from memories.records import memories_confirmed, new_memory_state, validity_written
 from memories.services import duplicates, idempotency
+from memories.state_rows import memories_confirmed, new_memory_state, validity_written
 from scopes import access
 from scopes.models import Scope
 from zeromemory.core.actor import Actor
