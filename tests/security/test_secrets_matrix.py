@@ -88,7 +88,7 @@ def stored_anywhere() -> list[str]:
         tables = [name for (name,) in cursor.fetchall()]
         probes = " UNION ALL ".join(
             f"SELECT %s::text WHERE EXISTS "  # noqa: S608
-            f"(SELECT 1 FROM \"{table}\" t WHERE t::text LIKE ANY(%s::text[]))"
+            f'(SELECT 1 FROM "{table}" t WHERE t::text LIKE ANY(%s::text[]))'
             for table in tables
         )
         patterns = [f"%{marker}%" for marker in MARKERS]
