@@ -21,6 +21,10 @@ LABELS = {
     "moved": _("Moved to another scope"),
     "moved_here": _("Moved here from another scope"),
     "shared_here": _("Shared here from another scope"),
+    "link_added": _("Linked to another memory"),
+    "link_removed": _("Link removed"),
+    "linked_here": _("Linked from another memory"),
+    "unlinked_here": _("Link from another memory removed"),
 }
 
 
