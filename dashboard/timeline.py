@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from django.utils.translation import gettext_lazy as _
 
+from memories.models import LinkType
 from memories.timeline import EventOut, HistoryOut
 
 LABELS = {
@@ -28,15 +29,24 @@ LABELS = {
 }
 
 
+# The events of a typed link, whose detail is the link's type.
+LINK_EVENTS = {"link_added", "link_removed", "linked_here", "unlinked_here"}
+
+
 @dataclass(frozen=True)
 class TimelineRow:
     event: EventOut
     label: str
+    note: str = ""  # a link event's type, in the reader's language
 
 
 def timeline_rows(history: HistoryOut) -> list[TimelineRow]:
     """Newest first, as the page reads."""
     return [
-        TimelineRow(event=event, label=str(LABELS.get(event.event, event.event)))
+        TimelineRow(
+            event=event,
+            label=str(LABELS.get(event.event, event.event)),
+            note=str(LinkType(event.detail).label) if event.event in LINK_EVENTS else "",
+        )
         for event in reversed(history.events)
     ]
