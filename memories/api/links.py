@@ -57,7 +57,7 @@ class MemoryLinksView(APIView):
 class MemoryLinkView(APIView):
     @extend_schema(
         request=None,
-        responses=MemoryLinkOut,
+        responses={200: MemoryLinkOut},
         summary="Remove a link (add-only: it keeps its row, with when and by whom)",
     )
     def delete(self, request, memory_id: str, link_id: str):
