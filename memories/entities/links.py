@@ -45,6 +45,7 @@ def _locked_pair(source: Memory, target: Memory) -> tuple[Memory, Memory]:
     rows = {
         row.pk: row
         for row in Memory.objects.select_for_update(of=("self",))
+        .only("id", "public_id", "scope_id", "valid")  # no need of the embedding here
         .filter(pk__in=[source.pk, target.pk])
         .order_by("pk")
     }
