@@ -254,6 +254,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # An enum named after its field would be a bare `TypeEnum`: name it for what it holds.
+    "ENUM_NAME_OVERRIDES": {"LinkTypeEnum": "memories.entities.links.LINK_TYPES"},
 }
 
 # Prometheus metrics at /metrics. Every process (web, worker) writes its counts under the data
