@@ -314,7 +314,7 @@ def show(title: str, times: dict, model: dict, sql: dict, commit: float, loopbac
 
 
 def show_statements(sql: dict, commit: float) -> None:
-    print(f"\nstatements of one request (ms: bare from psycopg, median; EXPLAIN plan + exec)")
+    print("\nstatements of one request (ms: bare from psycopg, median; EXPLAIN plan + exec)")
     print(f"a commit that flushes the WAL: {commit:.2f} ms")
     for name in KINDS:
         captured = sql[name]
