@@ -109,10 +109,15 @@ def model_floor(questions: list[str], chats: list[str]) -> dict[str, float]:
             spent.append((time.perf_counter() - started) * 1000)
         return statistics.median(spent)
 
+    import torch
+
     query = ms(lambda n: [questions[n % len(questions)]], 30)
     short = ms(lambda n: [short_memory(10_000 + n)], 30)
+    one_thread = torch.get_num_threads()  # what memories.embeddings chose, as in a web process
     shorts = ms(lambda n: [short_memory(n * BATCH + i) for i in range(BATCH)], 5)
     turns = ms(lambda n: [f"{text} ({n}{i})" for i, text in enumerate(chats[:BATCH])], 5)
+    batch_threads = torch.get_num_threads()
+    print(f"model: {one_thread} torch thread(s) for one text, {batch_threads} for a batch")
     return {
         "recall, one scope": query,
         "build_context": query,
