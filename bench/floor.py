@@ -284,6 +284,7 @@ def sql_floors(calls: dict[str, Callable], token: str, replays: int) -> tuple[di
         host=database["HOST"],
         port=database["PORT"] or None,
         autocommit=True,
+        prepare_threshold=None,  # as Django's: every statement parsed and planned each time
     )
     with conn:
         commit = commit_ms(conn)
