@@ -1,10 +1,11 @@
 """Each request beside its floor: what the model, PostgreSQL and HTTP alone cost on this machine.
 
-    .venv/bin/python bench/floor.py [--memories 2000] [--requests 40] [--batches 4] [--fresh]
-                                    [--busy] [--busy-seconds 60]
+    .venv/bin/python bench/floor.py [--memories 2000] [--requests 40] [--batches 4] [--rounds 4]
+                                    [--fresh] [--busy] [--busy-seconds 60]
 
 Starts `manage.py serve` as `make run` does (bench/serving.py's server, data directory and
-requests), stops its worker (SIGSTOP) and, in the same run:
+requests), stops its worker (SIGSTOP) and, in `--rounds` alternating rounds so that requests and
+floors meet the same load on a shared machine:
 
 1. times each request over one keep-alive connection, one at a time (p50 / p95): recall in one
    scope, build_context, briefing, remember one memory, batches of 100 short memories and of
@@ -13,17 +14,18 @@ requests), stops its worker (SIGSTOP) and, in the same run:
    - model: the embedding model alone in this process with the threads a web process gives the
      same texts (memories.embeddings picks them per pass): one query, one short memory, a batch
      of 100 short memories, a batch of 100 chat turns;
-   - SQL: the statements one request runs, captured by running it in this process (Django's
-     test client, inside a transaction rolled back afterwards, the sequences set back so ids
-     repeat), then each run bare from psycopg against the server's database (median of
-     `--replays` runs, in one transaction rolled back) and once under `EXPLAIN (ANALYZE,
-     TIMING)` (planning + execution, PostgreSQL's own time without the round trip); a
-     transaction that writes adds the time of one bare commit that flushes the WAL;
+   - SQL: the statements one request runs, captured once by running it in this process
+     (Django's test client, inside a transaction rolled back afterwards), then each run bare
+     from psycopg against the server's database (`--replays` times a round, each time in one
+     transaction rolled back, the sequences set back so the ids repeat; the median counts),
+     and once under `EXPLAIN (ANALYZE, TIMING)` (planning + execution inside PostgreSQL); each
+     transaction that writes memories adds one bare commit that flushes the WAL;
    - loopback: the same request body posted to an empty HTTP server of the standard library;
-3. prints each request's p50 / p95, its floor (model + bare statements + loopback) and p50 over
-   the floor; with `--busy`, the same requests again while another user posts batches of 100
-   chat turns as fast as the server takes them (bench/busy.py's writer, one in twenty German)
-   and the worker translates them (the suite's fake LLM), beside the same idle floors.
+3. prints each request's p50 / p95, its floor (model + bare statements + loopback) and both
+   over the floor, the statements of each request, and the issue's ratios; with `--busy`, the
+   same requests again while another user posts batches of 100 chat turns as fast as the server
+   takes them (bench/busy.py's writer, one in twenty German) and the worker translates them
+   (the suite's fake LLM), beside the same idle floors.
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from _busy import fake_llm, load_average, server_pids, worker_paused
@@ -95,37 +98,35 @@ def sample(
 # The model alone.
 
 
-def model_floor(questions: list[str], chats: list[str]) -> dict[str, float]:
-    """Milliseconds the model takes for each request's texts, in this process (idle server)."""
-    from memories.embeddings import embed_texts
-
-    def ms(texts_for: Callable[[int], list[str]], times: int) -> float:
-        embed_texts(texts_for(-1))  # warm
-        spent = []
-        for n in range(times):
-            texts = texts_for(n)
-            started = time.perf_counter()
-            embed_texts(texts)
-            spent.append((time.perf_counter() - started) * 1000)
-        return statistics.median(spent)
-
+def model_round(questions: list[str], chats: list[str], samples: dict, *, first: bool) -> None:
+    """Milliseconds the model takes for each request's texts, in this process (idle server),
+    appended to `samples`: eight single texts and one batch of each kind."""
     import torch
 
-    query = ms(lambda n: [questions[n % len(questions)]], 30)
-    short = ms(lambda n: [short_memory(10_000 + n)], 30)
+    from memories.embeddings import embed_texts
+
+    def ms(name: str, texts_for: Callable[[int], list[str]], times: int) -> None:
+        if first:
+            embed_texts(texts_for(-1))  # warm
+        for n in range(times):
+            texts = texts_for(n + len(samples.get(name, [])))
+            started = time.perf_counter()
+            embed_texts(texts)
+            samples.setdefault(name, []).append((time.perf_counter() - started) * 1000)
+
+    ms("recall, one scope", lambda n: [questions[n % len(questions)]], 8)
+    ms("remember (one memory)", lambda n: [short_memory(10_000 + n)], 8)
     one_thread = torch.get_num_threads()  # what memories.embeddings chose, as in a web process
-    shorts = ms(lambda n: [short_memory(n * BATCH + i) for i in range(BATCH)], 5)
-    turns = ms(lambda n: [f"{text} ({n}{i})" for i, text in enumerate(chats[:BATCH])], 5)
-    batch_threads = torch.get_num_threads()
-    print(f"model: {one_thread} torch thread(s) for one text, {batch_threads} for a batch")
-    return {
-        "recall, one scope": query,
-        "build_context": query,
-        "briefing": 0.0,
-        "remember (one memory)": short,
-        "batch of 100 short": shorts,
-        "batch of 100 chat turns": turns,
-    }
+    ms("batch of 100 short", lambda n: [short_memory(n * BATCH + i) for i in range(BATCH)], 1)
+    ms("batch of 100 chat turns", lambda n: [f"{t} ({n}.{i})" for i, t in enumerate(chats)], 1)
+    if first:
+        batch_threads = torch.get_num_threads()
+        print(f"model: {one_thread} torch thread(s) for one text, {batch_threads} for a batch")
+
+
+def model_floor(samples: dict) -> dict[str, float]:
+    model = {name: statistics.median(values) for name, values in samples.items()}
+    return dict(model, build_context=model["recall, one scope"], briefing=0.0)
 
 
 # The statements alone.
@@ -159,7 +160,7 @@ class Captured:
 
 def sequences(cursor) -> dict[str, tuple[int | None, int]]:
     cursor.execute(
-        "SELECT format('%%I.%%I', schemaname, sequencename), last_value, start_value "
+        "SELECT format('%I.%I', schemaname, sequencename), last_value, start_value "
         "FROM pg_sequences"
     )
     return {name: (last, start) for name, last, start in cursor.fetchall()}
@@ -196,7 +197,7 @@ def capture(request: Callable, token: str) -> tuple[list[str], dict[str, tuple[i
     return [query["sql"] for query in queries.captured_queries], moved
 
 
-def commit_ms(conn, times: int = 20) -> float:
+def commit_times(conn, times: int) -> list[float]:
     """One bare commit of a transaction that wrote a row: what flushing the WAL costs here (a
     table of the bench's own, dropped afterwards)."""
     conn.execute("CREATE TABLE IF NOT EXISTS bench_floor_commit (n int)")
@@ -207,32 +208,47 @@ def commit_ms(conn, times: int = 20) -> float:
         started = time.perf_counter()
         conn.execute("COMMIT")
         spent.append((time.perf_counter() - started) * 1000)
-    conn.execute("DROP TABLE bench_floor_commit")
-    return statistics.median(spent)
+    return spent
 
 
-def replay(conn, sqls: list[str], moved: dict, replays: int) -> Captured:
-    """Each statement bare (`replays` times, each run in one transaction rolled back, the
-    sequences set back first so the ids match the captured statements), then once under
-    EXPLAIN (ANALYZE, TIMING)."""
-    statements = [Statement(sql) for sql in sqls]
-
-    def set_back() -> None:
-        for name, (last, start) in moved.items():
+@contextmanager
+def sequences_set_back(conn, moved: dict) -> Iterator[None]:
+    """The sequences as they were before the captured request, so the ids repeat; afterwards
+    as they were before the replay (the server's own requests went on meanwhile)."""
+    now = sequences(conn.cursor())
+    for name, (last, start) in moved.items():
+        conn.execute("SELECT setval(%s, %s, %s)", [name, last or start, last is not None])
+    try:
+        yield
+    finally:
+        for name in moved:
+            last, start = now[name]
             conn.execute("SELECT setval(%s, %s, %s)", [name, last or start, last is not None])
 
+
+def replay(conn, statements: list[Statement], moved: dict, replays: int) -> None:
+    """Each statement bare, `replays` times, each run in one transaction rolled back."""
     for _ in range(replays):
+        with sequences_set_back(conn, moved):
+            conn.execute("BEGIN")
+            for statement in statements:
+                started = time.perf_counter()
+                cursor = conn.execute(statement.sql)
+                if cursor.description:
+                    cursor.fetchall()
+                statement.bare.append((time.perf_counter() - started) * 1000)
+            conn.execute("ROLLBACK")
+
+
+def explain(conn, statements: list[Statement], moved: dict) -> None:
+    """Each statement once under EXPLAIN (ANALYZE, TIMING), in one transaction rolled back."""
+    with sequences_set_back(conn, moved):
         conn.execute("BEGIN")
-        set_back()
-        for statement in statements:
-            started = time.perf_counter()
-            cursor = conn.execute(statement.sql)
-            if cursor.description:
-                cursor.fetchall()
-            statement.bare.append((time.perf_counter() - started) * 1000)
+        explain_each(conn, statements)
         conn.execute("ROLLBACK")
-    conn.execute("BEGIN")
-    set_back()
+
+
+def explain_each(conn, statements: list[Statement]) -> None:
     for statement in statements:
         sql = statement.sql.lstrip()
         while sql.upper().startswith("SET "):  # settings sent with a query, in one string
@@ -244,8 +260,6 @@ def replay(conn, sqls: list[str], moved: dict, replays: int) -> Captured:
             statement.planning, statement.execution = plan["Planning Time"], plan["Execution Time"]
         elif sql:
             conn.execute(sql)
-    conn.execute("ROLLBACK")
-    return Captured(statements, commits=write_transactions(sqls))
 
 
 def write_transactions(sqls: list[str]) -> int:
@@ -271,13 +285,13 @@ def write_transactions(sqls: list[str]) -> int:
     return count
 
 
-def sql_floors(calls: dict[str, Callable], token: str, replays: int) -> tuple[dict, float]:
-    """Each kind of request's statements (one request captured), timed bare; and the commit."""
+def database():
+    """A connection of our own to the server's database, as Django's connections are set up."""
     import psycopg
     from django.conf import settings
 
     database = settings.DATABASES["default"]
-    conn = psycopg.connect(
+    return psycopg.connect(
         dbname=database["NAME"],
         user=database["USER"],
         password=database.get("PASSWORD") or None,
@@ -286,13 +300,6 @@ def sql_floors(calls: dict[str, Callable], token: str, replays: int) -> tuple[di
         autocommit=True,
         prepare_threshold=None,  # as Django's: every statement parsed and planned each time
     )
-    with conn:
-        commit = commit_ms(conn)
-        floors = {}
-        for name, request in calls.items():
-            sqls, moved = capture(request, token)
-            floors[name] = replay(conn, sqls, moved, replays)
-    return floors, commit
 
 
 # The table.
@@ -360,7 +367,10 @@ def main() -> None:
     parser.add_argument("--memories", type=int, default=2000)
     parser.add_argument("--requests", type=int, default=40, help="per kind of single request")
     parser.add_argument("--batches", type=int, default=4, help="batches of 100 per kind")
-    parser.add_argument("--replays", type=int, default=5, help="bare runs of each statement")
+    parser.add_argument("--rounds", type=int, default=4, help="requests and floors in turn")
+    parser.add_argument(
+        "--replays", type=int, default=2, help="bare runs of each statement a round"
+    )
     parser.add_argument("--fresh", action="store_true", help="a new data directory, then removed")
     parser.add_argument("--busy", action="store_true", help="the same requests beside a writer")
     parser.add_argument("--busy-seconds", type=float, default=60)
@@ -388,17 +398,39 @@ def main() -> None:
             calls = request_calls(requests)
             api, empty = Api(port, state["token"]), Api(baseline_port)
             turns, _ = conversations(5_000, 1)
-            with worker_paused(server_pids(port)[0]):
-                idle: dict[str, list[float]] = {}
-                sample(api, calls, idle, args.requests, args.batches, warm=True)
-                loopback = {
-                    name: statistics.median(timed(lambda r=request: r(empty.call), 30, 3))
-                    for name, request in calls.items()
+            with worker_paused(server_pids(port)[0]), database() as conn:
+                # Requests and floors in alternating rounds, so that both meet the same load.
+                captured = {
+                    name: capture(request, state["token"]) for name, request in calls.items()
                 }
-                model = model_floor(
-                    state["questions"][0], [turn.content for turn in turns[0][:BATCH]]
-                )
-                sql, commit = sql_floors(calls, state["token"], args.replays)
+                statements = {
+                    name: [Statement(sql) for sql in sqls] for name, (sqls, _) in captured.items()
+                }
+                idle: dict[str, list[float]] = {}
+                loop: dict[str, list[float]] = {}
+                model_samples: dict[str, list[float]] = {}
+                commits: list[float] = []
+                chats = [turn.content for turn in turns[0][:BATCH]]
+                singles, batches = -(-args.requests // args.rounds), -(-args.batches // args.rounds)
+                for number in range(args.rounds):
+                    first = number == 0
+                    sample(api, calls, idle, singles, batches, warm=first)
+                    for name, request in calls.items():
+                        timing = timed(lambda r=request: r(empty.call), 8, 2 if first else 0)
+                        loop.setdefault(name, []).extend(timing)
+                    model_round(state["questions"][0], chats, model_samples, first=first)
+                    commits += commit_times(conn, 5)
+                    for name, (_, moved) in captured.items():
+                        replay(conn, statements[name], moved, args.replays)
+                for name, (_, moved) in captured.items():
+                    explain(conn, statements[name], moved)
+                conn.execute("DROP TABLE bench_floor_commit")
+                sql = {
+                    name: Captured(statements[name], write_transactions(sqls))
+                    for name, (sqls, _) in captured.items()
+                }
+                loopback = {name: statistics.median(values) for name, values in loop.items()}
+                model, commit = model_floor(model_samples), statistics.median(commits)
             if args.busy:
                 token = user_with_token("writer")
                 scope = create_scope(Api(port, token), f"busy{stamp}")
