@@ -79,8 +79,15 @@ def load(api: Api, conversations) -> dict:
         turns = conversation.turns
         for start in range(0, len(turns), BATCH):
             chunk = turns[start : start + BATCH]
+            # Each LoCoMo session is one conversation, as a watcher sends a transcript's.
             items = [
-                {"content": text, "kind": "episode", "scope": scope["id"]} for _, text in chunk
+                {
+                    "content": text,
+                    "kind": "episode",
+                    "scope": scope["id"],
+                    "conversation_id": conversation.conversation_id(dia_id),
+                }
+                for dia_id, text in chunk
             ]
             status, answer = api.call("POST", "/api/v1/memories/batch", {"items": items})
             assert status == 200, answer

@@ -42,6 +42,7 @@ def test_a_hit_says_what_it_is(tenancy, owner, team):
         "has_original",
         "disputed",
         "stale",
+        "relevant",
     }
     assert (hit.id, hit.kind, hit.scope, hit.content) == (
         memory.public_id,
