@@ -82,7 +82,7 @@ class Floor:
 
 # Calibrated by bench/relevance.py --calibrate (docs/benchmarks.md, "Relevance floor").
 QUERY_FLOOR = Floor(similar=0.25, covered=0.5)
-NAMED_QUERY_FLOOR = Floor(similar=0.5, covered=0.5)
+NAMED_QUERY_FLOOR = Floor(similar=0.45, covered=0.5)
 HIT_FLOOR = Floor(similar=0.25, covered=0.2)
 
 
