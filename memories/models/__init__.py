@@ -33,6 +33,7 @@ from memories.models.insights import (
     LlmPath,
     LlmSpend,
 )
+from memories.models.links import LinkType, MemoryLink
 from memories.models.memory import Memory
 from memories.models.portability import (
     ExportJob,
@@ -61,6 +62,7 @@ __all__ = [
     "DailyVisitor",
     "EmptyRead",
     "LastVisit",
+    "LinkType",
     "ConflictAction",
     "ConflictStatus",
     "ExportJob",
@@ -73,6 +75,7 @@ __all__ = [
     "LlmSpend",
     "Memory",
     "MemoryKind",
+    "MemoryLink",
     "MemoryState",
     "MemoryVersion",
     "MemoryWindow",

@@ -62,6 +62,17 @@ VERSION_COLUMNS = (
     "edited_by__username",
     "created_at",
 )
+LINK_COLUMNS = (
+    "source_id",
+    "link_type",
+    "target__public_id",
+    "author_kind",
+    "agent_name",
+    "created_by__username",
+    "created_at",
+    "removed_at",
+    "removed_by__username",
+)
 PERIOD_COLUMNS = (
     "memory_id",
     "valid_from",
@@ -120,6 +131,19 @@ def period_fields(row: tuple) -> dict[str, Any]:
     }
 
 
+def link_fields(row: tuple) -> dict[str, Any]:
+    """A typed link the memory makes, removed ones too (history shows them)."""
+    _, link_type, target, author_kind, agent_name, creator, created, removed, removed_by = row
+    return {
+        "type": link_type,
+        "to": target,
+        "author": {"kind": author_kind, "client": agent_name, "user": creator},
+        "created": fmt.when(created),
+        "removed": fmt.when(removed),
+        "removed_by": removed_by,
+    }
+
+
 @dataclass(frozen=True)
 class Related:
     """What the export writes of a memory's other rows, already as fields."""
@@ -129,6 +153,7 @@ class Related:
     validity: list[dict[str, Any]]
     supersedes: list[str]
     disputed: list[str]
+    links: list[dict[str, Any]]  # the typed links it makes
 
 
 def memory_fields(row: tuple, *, scope_id: str, related: Related) -> dict[str, Any]:
@@ -163,7 +188,7 @@ def memory_fields(row: tuple, *, scope_id: str, related: Related) -> dict[str, A
         state = MemoryState.VALID.value
     else:
         state = (MemoryState.SUPERSEDED if superseded_by_pk else MemoryState.FORGOTTEN).value
-    return {
+    fields = {
         "id": public_id,
         "kind": kind,
         "scope": scope_id,
@@ -184,6 +209,9 @@ def memory_fields(row: tuple, *, scope_id: str, related: Related) -> dict[str, A
         "versions": related.versions,
         "validity": related.validity,
     }
+    if related.links:  # written only when there are any, so archives without stay the same bytes
+        fields["links"] = related.links
+    return fields
 
 
 def _action_fields(action: ConflictAction) -> dict[str, Any]:
