@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('memories', '0029_valid_generated'),
+        ("memories", "0030_memory_links"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='activitylog',
-            name='steps',
-            field=models.JSONField(blank=True, default=dict, verbose_name='steps'),
+            model_name="activitylog",
+            name="steps",
+            field=models.JSONField(blank=True, default=dict, verbose_name="steps"),
         ),
     ]
