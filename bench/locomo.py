@@ -22,7 +22,8 @@ with any term of the query matching, ranked by ts_rank_cd, and naive RRF of thos
 `--ablation` also runs the read path's changes (bench/_ranking_variants.py) in this
 process, through the same search function the server calls, on the same database: each change
 alone and all together, and the product without the steps after the statement (the
-same-conversation lift, the relevance floor). bench/relevance.py measures the floor itself. Those rows are a diagnosis; the headline is the REST row.
+same-conversation lift, the relevance floor). bench/relevance.py measures the floor itself.
+Those rows are a diagnosis; the headline is the REST row.
 
 The loaded data directory is kept under bench/.cache/ (git-ignored) and reused; `--fresh`
 loads into a new temporary one (the figures in docs/benchmarks.md come from a fresh run).
