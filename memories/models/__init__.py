@@ -24,6 +24,15 @@ from memories.models.conflict import (
     Relation,
     Resolution,
 )
+from memories.models.entities import (
+    Entity,
+    EntityAlias,
+    EntityKind,
+    EntityMention,
+    EntityMerge,
+    EntitySplit,
+    MentionSource,
+)
 from memories.models.insights import (
     DailyFigures,
     DailyRecalled,
@@ -59,6 +68,12 @@ __all__ = [
     "DailyFigures",
     "DailyRecalled",
     "DailyVisitor",
+    "Entity",
+    "EntityAlias",
+    "EntityKind",
+    "EntityMention",
+    "EntityMerge",
+    "EntitySplit",
     "EmptyRead",
     "LastVisit",
     "ConflictAction",
@@ -76,6 +91,7 @@ __all__ = [
     "MemoryState",
     "MemoryVersion",
     "MemoryWindow",
+    "MentionSource",
     "Provenance",
     "PurgeRecord",
     "Relation",

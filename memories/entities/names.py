@@ -1,0 +1,43 @@
+"""The one form a name is matched in: two spellings of a name are one key when they differ only
+in case, Unicode compatibility form, punctuation or spacing ("Billing-Svc", "billing svc",
+"billing_svc"). Aliases are stored under it and texts are cut into word n-grams of it, so the
+dictionary match is one indexed lookup of keys.
+
+Imports nothing from Django: the benchmark runs it bare.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+# Aliases match as runs of up to this many words: "the billing API", "Sara Bareilles".
+MAX_NGRAM_WORDS = 4
+MIN_KEY_CHARS = 2
+_SEPARATORS = re.compile(r"[\W_]+")
+_WORD = re.compile(r"[^\W_]+")
+
+
+def name_key(name: str) -> str:
+    """The key a name is stored and looked up under: NFKC, case-folded, every run of
+    punctuation, underscores and spaces one space, no leading or trailing space."""
+    folded = unicodedata.normalize("NFKC", name).casefold()
+    return _SEPARATORS.sub(" ", folded).strip()
+
+
+def text_keys(text: str) -> dict[str, str]:
+    """Every run of one to MAX_NGRAM_WORDS words of the text, as keys, each with the words as
+    they first appeared (a dictionary hit answers with the surface the memory used)."""
+    words = [(match.group(0), match.start(), match.end()) for match in _WORD.finditer(text)]
+    keys: dict[str, str] = {}
+    for start in range(len(words)):
+        for length in range(1, MAX_NGRAM_WORDS + 1):
+            end = start + length
+            if end > len(words):
+                break
+            key = " ".join(
+                unicodedata.normalize("NFKC", word).casefold() for word, _, _ in words[start:end]
+            )
+            if len(key) >= MIN_KEY_CHARS and key not in keys:
+                keys[key] = text[words[start][1] : words[end - 1][2]]
+    return keys
