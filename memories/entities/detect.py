@@ -30,9 +30,14 @@ from dataclasses import dataclass
 from memories.entities.names import MIN_KEY_CHARS, name_key
 
 # The kinds the detector gives (values of `memories.models.EntityKind`).
-URL, HANDLE, TICKET, PATH, IDENTIFIER, NAME = "url", "handle", "ticket", "path", "identifier", "name"
+URL, HANDLE, TICKET, PATH = "url", "handle", "ticket", "path"
+IDENTIFIER, NAME = "identifier", "name"
 
 MAX_SURFACE_CHARS = 200
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
 
 
 @dataclass(frozen=True)
@@ -70,8 +75,8 @@ _WORD_TICKET = re.compile(
 )
 # A standard's name with a number (UTF-8, SHA-256, ISO-8601) is named the same way as a ticket;
 # it is an entity all the same, of another kind.
-_STANDARDS = frozenset(
-    "UTF UCS SHA MD ISO RFC PEP CVE ECMA IEEE COVID GPT HTTP TLS SSL IPV AES RSA X ES".split()
+_STANDARDS = _words(
+    "UTF UCS SHA MD ISO RFC PEP CVE ECMA IEEE COVID GPT HTTP TLS SSL IPV AES RSA X ES"
 )
 # A name glued to its parentheses, empty or holding arguments (not `insertions(+)`).
 _CALL = re.compile(
@@ -100,10 +105,10 @@ _NAME_RUN = re.compile(
 _QUOTED = re.compile(r"[\"\u201c]([^\"\u201c\u201d\n]{2,60})[\"\u201d]")
 _SPEAKER = re.compile(rf"\A({_CAPITALIZED}(?: {_CAPITALIZED})?):\s+\S")
 _TITLE_WORD = re.compile(rf"^(?:{_CAPITALIZED}|\d+|[A-Z]{{2,}}\d*)$")
-_SMALL_WORDS = frozenset("a an the of and or in on at to for with from by as vs".split())
+_SMALL_WORDS = _words("a an the of and or in on at to for with from by as vs")
 
 # Capitalized for a reason other than being a name, wherever they stand.
-_NOT_NAMES = frozenset(
+_NOT_NAMES = _words(
     """
     i i'm i'd i'll i've i’m ok okay
     monday tuesday wednesday thursday friday saturday sunday
@@ -113,17 +118,17 @@ _NOT_NAMES = frozenset(
     hey hi hello bye goodbye thanks thank wow oh yes no yeah yep nope please sorry congrats
     cool great awesome nice sure well so but and or also anyway btw lol omg
     mr mrs ms dr prof sir madam mx
-    """.split()
+    """
 )
 # Words that open a line as a label ("Note: ..."), not a speaker.
-_NOT_SPEAKERS = frozenset(
+_NOT_SPEAKERS = _words(
     """
     note notes update decision warning error summary context example reason status title
     priority result answer question user assistant system fix todo done tip caveat important
     step goal problem solution cause output input usage source prompt response task issue bug
     feature changes change action plan next why how what when where who edit update rule
     convention gotcha fact preference background details description request reply
-    """.split()
+    """
 )
 _QUOTES = set("\"'\u201c\u2018")
 _MARKUP = set("(*_[")

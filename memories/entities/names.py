@@ -41,3 +41,18 @@ def text_keys(text: str) -> dict[str, str]:
             if len(key) >= MIN_KEY_CHARS and key not in keys:
                 keys[key] = text[words[start][1] : words[end - 1][2]]
     return keys
+
+
+def dictionary_hits(keys: dict[str, str], aliases: dict[str, str]) -> list[tuple[str, str]]:
+    """(key, surface) of every key of a text that is a known alias (`aliases`: key to the
+    alias as it was written). Case does not matter, except that a plain lower-case word does
+    not match a capitalized one-word name: "will" or "may" in prose is not Will or May."""
+    hits = []
+    for key, surface in keys.items():
+        alias = aliases.get(key)
+        if alias is None:
+            continue
+        if " " not in key and surface.isalpha() and surface.islower() and not alias.islower():
+            continue
+        hits.append((key, surface))
+    return hits

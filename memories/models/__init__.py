@@ -25,6 +25,7 @@ from memories.models.conflict import (
     Resolution,
 )
 from memories.models.entities import (
+    ENTITY_NAME_MAX_CHARS,
     Entity,
     EntityAlias,
     EntityKind,
@@ -56,6 +57,7 @@ from memories.models.validity import ValidityEnd, ValidityPeriod, ValidityStart
 
 __all__ = [
     "AUTHOR_RANKS",
+    "ENTITY_NAME_MAX_CHARS",
     "EMBEDDING_DIMENSIONS",
     "ActivityLog",
     "ActivityOperation",

@@ -126,6 +126,9 @@ class EntityMention(models.Model):
         ]
         indexes = [models.Index(fields=["entity", "memory"], name="entity_mention_by_entity")]
 
+    def __str__(self) -> str:
+        return f"memory {self.memory_id} mentions entity {self.entity_id} ({self.source})"
+
 
 class EntityMerge(models.Model):
     """`merged` was folded into `survivor` (its aliases and mentions now resolve there) until the
@@ -152,6 +155,9 @@ class EntityMerge(models.Model):
             )
         ]
 
+    def __str__(self) -> str:
+        return f"entity {self.merged_id} merged into {self.survivor_id}"
+
 
 class EntitySplit(models.Model):
     """Some aliases of `source`, and the mentions made by those names, moved to `created` (a new
@@ -173,3 +179,6 @@ class EntitySplit(models.Model):
 
     class Meta:
         ordering = ["scope_id", "-at", "-id"]
+
+    def __str__(self) -> str:
+        return f"entity {self.created_id} split from {self.source_id}"
