@@ -80,7 +80,10 @@ class Derived:
 
     def __post_init__(self) -> None:
         if not self.entity_keys:
-            self.entities_found = detected(self.content)
+            # Proper names are read in English only: a text waiting for its translation is
+            # read again when the English is there.
+            english = self.translation_status != TranslationStatus.PENDING
+            self.entities_found = detected(self.content, names=english)
             self.entity_keys = text_keys(self.content)
 
 

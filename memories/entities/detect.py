@@ -137,8 +137,10 @@ _MARKUP = set("(*_[")
 _INSIDE = set(",)\u201d\u2019&")
 
 
-def detected(text: str) -> list[Found]:
-    """The entities the text names, each once (by key), in the order found."""
+def detected(text: str, *, names: bool = True) -> list[Found]:
+    """The entities the text names, each once (by key), in the order found. `names=False`
+    leaves out proper names, whose rule reads English (a text waiting for translation: its
+    English is read again once it is there)."""
     work = _FENCED.sub(_blank, text)
     work = _EMAIL.sub(_blank, work)  # an address is personal data, and not a handle
     found: dict[str, Found] = {}
@@ -152,10 +154,11 @@ def detected(text: str) -> list[Found]:
             return
         found[key] = Found(surface, kind, key)
 
-    def each(pattern: re.Pattern[str], kind, group: int = 0, accept=None) -> None:
+    def each(pattern: re.Pattern[str], kind, group=0, accept=None) -> None:
         nonlocal work
         for match in list(pattern.finditer(work)):
-            surface = match.group(group).rstrip(_TRAILING)
+            surface = group(match) if callable(group) else match.group(group)
+            surface = surface.rstrip(_TRAILING)
             if len(surface) < 2 or (accept is not None and not accept(surface)):
                 continue
             claim(surface, kind(surface) if callable(kind) else kind)
@@ -163,7 +166,7 @@ def detected(text: str) -> list[Found]:
             work = work[:start] + " " * (end - start) + work[end:]
 
     each(_URL, URL)
-    each(_INLINE, _inline_kind, group=1, accept=_one_term)
+    each(_INLINE, _inline_kind, group=_inline_term, accept=_one_term)
     each(_WINDOWS_PATH, PATH)
     each(_ROOTED_PATH, PATH, accept=_rooted_is_path)
     each(_RELATIVE_PATH, PATH, accept=_relative_is_path)
@@ -177,14 +180,21 @@ def detected(text: str) -> list[Found]:
     each(_SNAKE, IDENTIFIER, accept=lambda s: any(c.isalpha() for c in s))
     each(_CAMEL, IDENTIFIER)
     each(_VERSIONED, IDENTIFIER)
-    each(_INNER_CAPITAL, NAME)
-    for surface in _proper_names(work):
-        claim(surface, NAME)
+    if names:
+        each(_INNER_CAPITAL, NAME)
+        for surface in _proper_names(work):
+            claim(surface, NAME)
     return list(found.values())
 
 
 def _blank(match: re.Match[str]) -> str:
     return " " * (match.end() - match.start())
+
+
+def _inline_term(match: re.Match[str]) -> str:
+    """The name in inline code, without a call's arguments: `select_for_update()`."""
+    term = match.group(1).strip()
+    return term.split("(", 1)[0] if term.endswith(")") and "(" in term else term
 
 
 def _one_term(term: str) -> bool:
