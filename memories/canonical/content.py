@@ -35,7 +35,7 @@ from django.utils.translation import gettext as _
 
 from memories.canonical.language import detect_language
 from memories.embeddings import Embedded, embed_contents
-from memories.entities.detect import Found, detected
+from memories.entities.detect import Found, scanned
 from memories.entities.given import GivenEntity
 from memories.entities.mentions import MentionWrite, mentions_written
 from memories.entities.names import text_keys
@@ -83,8 +83,8 @@ class Derived:
             # Proper names are read in English only: a text waiting for its translation is
             # read again when the English is there.
             english = self.translation_status != TranslationStatus.PENDING
-            self.entities_found = detected(self.content, names=english)
-            self.entity_keys = text_keys(self.content)
+            self.entities_found, prose = scanned(self.content, names=english)
+            self.entity_keys = text_keys(prose)
 
 
 def derived_text(text: str) -> Derived:

@@ -57,6 +57,8 @@ _SEG = r"[A-Za-z0-9_@+~%=\-.\u00c0-\u024f]+"
 _TRAILING = ".,;:!?)]}'\"`*"
 
 _FENCED = re.compile(r"(?<![`~])(`{3,}+|~{3,}+)[\s\S]*?(?:\1|\Z)")
+# Markup tags (`<user_query>`, `</summary>`) frame a text; their names are not what it is about.
+_TAG = re.compile(r"</?[A-Za-z][\w:\-]*(?:\s[^<>\n]*)?/?>")
 _EMAIL = re.compile(r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+")
 _URL = re.compile(r"(?<![\w@])(?:[A-Za-z][A-Za-z0-9+.\-]{1,15}://|www\.)[^\s<>\"'`]+")
 _INLINE = re.compile(r"(?<!`)`([^`\n]{2,80})`(?!`)")
@@ -66,6 +68,9 @@ _RELATIVE_PATH = re.compile(rf"(?<![\w/\\.~\-@]){_SEG}(?:/{_SEG})+/?", re.ASCII)
 _FILE_NAME = re.compile(
     rf"(?<![\w./\\\-])\.?[A-Za-z0-9_][\w\-]*(?:\.[\w\-]+)*\.{_EXT}(?![\w\-]|\.\w)", re.ASCII
 )
+# A dotfile (`.env`, `.gitignore`) stands alone: not an extension in brackets, `(.ex)`, nor a
+# member after a call, `).Length`.
+_DOTFILE = re.compile(r"(?<![\w./\\\-()])\.[A-Za-z][\w]*(?:\.[\w]+)*(?![\w\-/(])", re.ASCII)
 _HANDLE = re.compile(r"(?<![\w.@/`])@[A-Za-z][A-Za-z0-9_\-]{1,38}(?![\w@/\-])")
 _TICKET = re.compile(r"(?<![\w\-])[A-Z][A-Z0-9]{1,9}-\d{1,7}(?![\w\-])")
 _REPO_TICKET = re.compile(r"(?<![\w/])[\w.\-]+/[\w.\-]+#\d{1,7}(?!\w)")
@@ -87,9 +92,11 @@ _SNAKE = re.compile(r"(?<![\w\-])_*[A-Za-z][A-Za-z0-9]*(?:_+[A-Za-z0-9]+)+_*(?![
 _CAMEL = re.compile(r"(?<![\w\-])[a-z]+[0-9]*[A-Z][A-Za-z0-9]*(?![\w\-])", re.ASCII)
 _VERSIONED = re.compile(
     r"(?<![\w\-.])(?=[\w\-]*(?:[A-Za-z]\d|\d[A-Za-z]))[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)+"
-    r"(?![\w\-])",
+    r"(?:\.[A-Za-z0-9]+)*(?![\w\-])",
     re.ASCII,
 )
+# A commit or object id (`0629d16`, `b0be39e`): hex with a digit and a letter, 7 to 40 long.
+_HEX_ID = re.compile(r"(?<![\w\-.])(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}(?![\w\-])")
 # An inner capital: GitHub, PostgreSQL, JSONField (a plural acronym, URLs, is prose).
 _INNER_CAPITAL = re.compile(
     r"(?<![\w\-])(?:[A-Z][a-z0-9]+[A-Z]|[A-Z]{2,}[a-z]{2})[A-Za-z0-9]*(?![\w\-])", re.ASCII
@@ -141,7 +148,16 @@ def detected(text: str, *, names: bool = True) -> list[Found]:
     """The entities the text names, each once (by key), in the order found. `names=False`
     leaves out proper names, whose rule reads English (a text waiting for translation: its
     English is read again once it is there)."""
+    return scanned(text, names=names)[0]
+
+
+def scanned(text: str, *, names: bool = True) -> tuple[list[Found], str]:
+    """What `detected` finds, and the text with the spans it took by shape (code, paths, URLs,
+    identifiers) blanked: the dictionary match reads that, so that a known name inside a longer
+    path or identifier (`spotter` in `/home/marco/projects/spotter/plan.md`) is not taken for
+    a mention of it."""
     work = _FENCED.sub(_blank, text)
+    work = _TAG.sub(_blank, work)
     work = _EMAIL.sub(_blank, work)  # an address is personal data, and not a handle
     found: dict[str, Found] = {}
 
@@ -150,7 +166,7 @@ def detected(text: str, *, names: bool = True) -> list[Found]:
         if len(surface) > MAX_SURFACE_CHARS:
             return
         key = name_key(surface)
-        if len(key) < MIN_KEY_CHARS or key.isdigit() or key in found:
+        if len(key) < MIN_KEY_CHARS or (key.isdigit() and kind != TICKET) or key in found:
             return
         found[key] = Found(surface, kind, key)
 
@@ -163,6 +179,8 @@ def detected(text: str, *, names: bool = True) -> list[Found]:
                 continue
             claim(surface, kind(surface) if callable(kind) else kind)
             start, end = match.span()
+            if group == 0:  # trailing punctuation stays: it may end the sentence
+                end = start + len(surface)
             work = work[:start] + " " * (end - start) + work[end:]
 
     each(_URL, URL)
@@ -171,6 +189,7 @@ def detected(text: str, *, names: bool = True) -> list[Found]:
     each(_ROOTED_PATH, PATH, accept=_rooted_is_path)
     each(_RELATIVE_PATH, PATH, accept=_relative_is_path)
     each(_FILE_NAME, PATH)
+    each(_DOTFILE, PATH, accept=lambda s: len(s) > 2)
     each(_HANDLE, HANDLE)
     each(_REPO_TICKET, TICKET)
     each(_WORD_TICKET, TICKET, group=1)
@@ -180,11 +199,13 @@ def detected(text: str, *, names: bool = True) -> list[Found]:
     each(_SNAKE, IDENTIFIER, accept=lambda s: any(c.isalpha() for c in s))
     each(_CAMEL, IDENTIFIER)
     each(_VERSIONED, IDENTIFIER)
+    each(_HEX_ID, IDENTIFIER)
+    prose = work
     if names:
         each(_INNER_CAPITAL, NAME)
         for surface in _proper_names(work):
             claim(surface, NAME)
-    return list(found.values())
+    return list(found.values()), prose
 
 
 def _blank(match: re.Match[str]) -> str:
@@ -275,12 +296,9 @@ def _opens_sentence(text: str, position: int) -> bool:
 
 
 def _is_label(text: str, match: re.Match[str]) -> bool:
-    """A line that opens with words and a colon (`Title: ...`, `**Status:**`) labels a field."""
-    after = text[match.end() : match.end() + 3].lstrip("*_")
-    if not after.startswith(":"):
-        return False
-    line_start = text.rfind("\n", 0, match.start()) + 1
-    return not text[line_start : match.start()].strip(" \t*_#->")
+    """Words right before a colon label a field (`Title: ...`, `**Status:**`, `API Error: 529`);
+    the one name that may stand there, a speaker's, is read before (`_SPEAKER`)."""
+    return text[match.end() : match.end() + 3].lstrip("*_").startswith(":")
 
 
 def _line_of(text: str, position: int) -> int:
@@ -288,12 +306,14 @@ def _line_of(text: str, position: int) -> int:
 
 
 def _title_case_lines(text: str) -> set[int]:
-    """Headings, table rows and lines where most words inside sentences are capitalized
+    """Headings, table rows and lines that are not sentences where most words are capitalized
     (titles): no evidence of names there."""
     lines = set()
     for number, line in enumerate(text.split("\n")):
         if line.lstrip().startswith(("#", "|")):  # a Markdown heading or table row
             lines.add(number)
+            continue
+        if line.rstrip().endswith((".", "!", "?")):  # a sentence, however many names it has
             continue
         words = [
             match.group(0)

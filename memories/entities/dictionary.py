@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from memories.entities.detect import detected
+from memories.entities.detect import scanned
 from memories.entities.names import dictionary_hits, text_keys
 from memories.models import Entity, EntityAlias
 
@@ -61,8 +61,9 @@ def entities_named(*, scope_ids: Iterable[int], text: str) -> list[Entity]:
     match; the caller passes scopes the access module gave it. Each entity once, merged ones
     resolved to their survivor."""
     scope_ids = set(scope_ids)
-    keys = text_keys(text)
-    for found in detected(text):
+    found_in_text, prose = scanned(text)
+    keys = text_keys(prose)
+    for found in found_in_text:
         keys.setdefault(found.key, found.surface)
     found = aliases_found({(scope_id, key) for scope_id in scope_ids for key in keys})
     by_scope: dict[int, dict[str, str]] = {}

@@ -38,7 +38,8 @@ def text_keys(text: str) -> dict[str, str]:
             key = " ".join(
                 unicodedata.normalize("NFKC", word).casefold() for word, _, _ in words[start:end]
             )
-            if len(key) >= MIN_KEY_CHARS and key not in keys:
+            # A number alone names nothing (a ticket's "#12" is found with its mark).
+            if len(key) >= MIN_KEY_CHARS and not key.isdigit() and key not in keys:
                 keys[key] = text[words[start][1] : words[end - 1][2]]
     return keys
 
