@@ -175,3 +175,31 @@ def _created(new: dict[tuple[int, str], _NewEntity], by) -> None:
             spec.entity = owner.entity if owner is not None else None
     if lost:
         Entity.objects.filter(id__in=lost).delete()
+
+
+def entities_ensured(
+    *, scope_id: int, given: list[GivenEntity], source: str, by=None
+) -> dict[str, Entity]:
+    """These entities in the scope (an archive's, say): each found by its name or one of its
+    aliases, or created with them; aliases the scope lacks are added. Returns each given name's
+    key mapped to its entity (the one owning the name, merged or not)."""
+    pairs = {(scope_id, name_key(name)) for item in given for name in (item.name, *item.aliases)}
+    known = aliases_found(pairs)
+
+    def entity_of(sid: int, key: str) -> Entity | None:
+        alias = known.get((sid, key))
+        return alias.entity if alias is not None else None
+
+    new: dict[tuple[int, str], _NewEntity] = {}
+    kinds: dict[int, str] = {}
+    holder = MentionWrite(memory=Memory(scope_id=scope_id), keys={}, found=[], given_source=source)
+    keys = {item.name: _given_wanted(holder, item, entity_of, new, kinds) for item in given}
+    _created(new, by)
+    for kind in set(kinds.values()):
+        ids = [entity_id for entity_id, wanted_kind in kinds.items() if wanted_kind == kind]
+        Entity.objects.filter(id__in=ids, kind=NAME).update(kind=kind)
+    return {
+        name_key(name): entity_of(scope_id, key) or new[(scope_id, key)].entity
+        for name, key in keys.items()
+        if entity_of(scope_id, key) or new[(scope_id, key)].entity
+    }

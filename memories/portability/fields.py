@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from memories.models import Conflict, ConflictAction, MemoryState
@@ -62,6 +62,7 @@ VERSION_COLUMNS = (
     "edited_by__username",
     "created_at",
 )
+MENTION_COLUMNS = ("memory_id", "entity__name", "entity__kind", "source", "surface")
 PERIOD_COLUMNS = (
     "memory_id",
     "valid_from",
@@ -107,6 +108,11 @@ def version_fields(row: tuple) -> dict[str, Any]:
     }
 
 
+def mention_fields(row: tuple) -> dict[str, Any]:
+    _, name, kind, source, surface = row
+    return {"name": name, "kind": kind, "source": source, "surface": surface}
+
+
 def period_fields(row: tuple) -> dict[str, Any]:
     _, start, until, started, ended, started_by, ended_by, replaced_by = row
     return {
@@ -129,6 +135,7 @@ class Related:
     validity: list[dict[str, Any]]
     supersedes: list[str]
     disputed: list[str]
+    entities: list[dict[str, Any]] = field(default_factory=list)
 
 
 def memory_fields(row: tuple, *, scope_id: str, related: Related) -> dict[str, Any]:
@@ -155,7 +162,7 @@ def memory_fields(row: tuple, *, scope_id: str, related: Related) -> dict[str, A
         superseded_by,
         superseded_at,
     ) = row
-    first = next((row["author"] for row in related.provenance if not row["absorbed"]), "")
+    first = next((item["author"] for item in related.provenance if not item["absorbed"]), "")
     forgotten = None
     if forgotten_at is not None:
         forgotten = {"at": fmt.when(forgotten_at), "reason": forgotten_reason, "by": forgotten_by}
@@ -163,7 +170,7 @@ def memory_fields(row: tuple, *, scope_id: str, related: Related) -> dict[str, A
         state = MemoryState.VALID.value
     else:
         state = (MemoryState.SUPERSEDED if superseded_by_pk else MemoryState.FORGOTTEN).value
-    return {
+    fields = {
         "id": public_id,
         "kind": kind,
         "scope": scope_id,
@@ -184,6 +191,9 @@ def memory_fields(row: tuple, *, scope_id: str, related: Related) -> dict[str, A
         "versions": related.versions,
         "validity": related.validity,
     }
+    if related.entities:  # written only when there are any, so archives without stay the same
+        fields["entities"] = related.entities
+    return fields
 
 
 def _action_fields(action: ConflictAction) -> dict[str, Any]:
@@ -219,4 +229,17 @@ def conflict_fields(conflict: Conflict) -> dict[str, Any]:
         "created": fmt.when(conflict.created_at),
         "judged": fmt.when(conflict.judged_at),
         "actions": [_action_fields(action) for action in conflict.actions.all()],
+    }
+
+
+def entity_fields(entity: Any) -> dict[str, Any]:
+    """An entity of an exported scope, its aliases (its own name first) and the entity it is
+    merged into while that merge stands."""
+    aliases = sorted(alias.alias for alias in entity.aliases.all() if alias.alias != entity.name)
+    return {
+        "scope": entity.scope.public_id,
+        "name": entity.name,
+        "kind": entity.kind,
+        "aliases": aliases,
+        "merged_into": entity.merged_into.name if entity.merged_into_id else None,
     }
