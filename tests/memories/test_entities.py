@@ -284,3 +284,38 @@ def test_the_extractor_and_agents_sources_are_kept(tenancy, team):
     )
     [mention] = EntityMention.objects.filter(memory=result.memory)
     assert mention.source == MentionSource.AGENT
+
+
+def test_the_mcp_remember_tool_takes_entities(tenancy, team):
+    from tests.factories import make_token
+    from tests.mcp_inproc import call_tool, structured
+
+    secret = make_token(tenancy.owner)
+    result = call_tool(
+        secret,
+        "remember",
+        {
+            "content": "The ledger reconciles nightly.",
+            "kind": "fact",
+            "scope": team,
+            "entities": [{"name": "ledger", "kind": "service", "aliases": ["gl"]}, "Finance"],
+        },
+    )
+    answer = structured(result)
+    assert not result.is_error, answer
+    assert about(answer["id"]) == {
+        "ledger": ("service", "agent"),
+        "Finance": ("name", "agent"),
+    }
+    bad = call_tool(
+        secret,
+        "remember",
+        {
+            "content": "Another.",
+            "kind": "fact",
+            "scope": team,
+            "entities": [{"name": "x", "kind": "planet"}],
+        },
+    )
+    details = structured(bad)["error"]["details"]
+    assert bad.is_error and {key.split(".")[0] for key in details} == {"entities"}
