@@ -10,11 +10,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from django.db import connection
+from django.utils import timezone
+
 from memories.entities.detect import NAME, Found
 from memories.entities.dictionary import aliases_found
 from memories.entities.given import GivenEntity
 from memories.entities.names import dictionary_hits, name_key
 from memories.models import Entity, EntityAlias, EntityMention, Memory, MentionSource
+from zeromemory.core.ids import new_public_id
 
 
 @dataclass
@@ -140,41 +144,87 @@ def _given_wanted(write: MentionWrite, given: GivenEntity, entity_of, new, kinds
     return key
 
 
+# New entities and their aliases in one statement; it answers the aliases it inserted, so the
+# names a concurrent write took first are the pairs it leaves out.
+_CREATE = """
+WITH made AS (
+    INSERT INTO memories_entity (public_id, scope_id, kind, name, created_at)
+    SELECT * FROM unnest(%s::text[], %s::bigint[], %s::text[], %s::text[], %s::timestamptz[])
+    RETURNING id, public_id
+)
+INSERT INTO memories_entityalias (entity_id, scope_id, alias, normalized, source, created_by_id,
+                                  created_at)
+SELECT made.id, named.scope_id, named.alias, named.normalized, named.source, named.by, named.at
+FROM unnest(%s::text[], %s::bigint[], %s::text[], %s::text[], %s::text[], %s::bigint[],
+            %s::timestamptz[])
+     AS named(public_id, scope_id, alias, normalized, source, by, at)
+JOIN made USING (public_id)
+ON CONFLICT (scope_id, normalized) DO NOTHING
+RETURNING entity_id, scope_id, normalized
+"""
+
+
 def _created(new: dict[tuple[int, str], _NewEntity], by) -> None:
-    """Insert the new entities and their aliases; where a concurrent write took a name first,
-    its entity is used and ours (not yet referenced by anything) is removed again."""
+    """Insert the new entities and their aliases (one statement); where a concurrent write took
+    a name first, its entity is used and ours (referenced by nothing yet) is removed again."""
     if not new:
         return
-    entities = Entity.objects.bulk_create(
-        Entity(scope_id=spec.scope_id, kind=spec.kind, name=spec.name) for spec in new.values()
-    )
-    aliases: dict[tuple[int, str], EntityAlias] = {}
-    for (scope_id, key), spec, entity in zip(new.keys(), new.values(), entities, strict=True):
-        spec.entity = entity
+    now = timezone.now()
+    entities = {
+        pair: Entity(
+            public_id=new_public_id("ent"),
+            scope_id=spec.scope_id,
+            kind=spec.kind,
+            name=spec.name,
+            created_at=now,
+        )
+        for pair, spec in new.items()
+    }
+    named: dict[tuple[int, str], tuple[str, str, str]] = {}  # pair: entity, alias, source
+    for (scope_id, key), spec in new.items():
         for alias in (spec.name, *spec.aliases):
             alias_key = name_key(alias)
             if alias_key == key or (scope_id, alias_key) not in new:
-                aliases.setdefault(
+                named.setdefault(
                     (scope_id, alias_key),
-                    EntityAlias(
-                        entity=entity,
-                        scope_id=scope_id,
-                        alias=alias,
-                        normalized=alias_key,
-                        source=spec.source,
-                        created_by=by,
-                    ),
+                    (entities[(scope_id, key)].public_id, alias, spec.source),
                 )
-    EntityAlias.objects.bulk_create(aliases.values(), ignore_conflicts=True)
-    owners = aliases_found(set(new))
+    columns = list(
+        zip(
+            *[(pid, sid, alias, key, source) for (sid, key), (pid, alias, source) in named.items()],
+            strict=True,
+        )
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _CREATE,
+            [
+                [entity.public_id for entity in entities.values()],
+                [entity.scope_id for entity in entities.values()],
+                [entity.kind for entity in entities.values()],
+                [entity.name for entity in entities.values()],
+                [now] * len(entities),
+                *[list(column) for column in columns],
+                [by.pk if by is not None else None] * len(named),
+                [now] * len(named),
+            ],
+        )
+        inserted = {(scope_id, key): entity_id for entity_id, scope_id, key in cursor.fetchall()}
     lost = []
     for pair, spec in new.items():
-        owner = owners.get(pair)
-        if owner is None or owner.entity_id != spec.entity.id:
-            lost.append(spec.entity.id)
-            spec.entity = owner.entity if owner is not None else None
+        entity = entities[pair]
+        if pair in inserted:
+            entity.id = inserted[pair]
+            spec.entity = entity
+        else:
+            lost.append(entity.public_id)
     if lost:
-        Entity.objects.filter(id__in=lost).delete()
+        owners = aliases_found({pair for pair in new if pair not in inserted})
+        for pair, spec in new.items():
+            if pair not in inserted:
+                owner = owners.get(pair)
+                spec.entity = owner.entity if owner is not None else None
+        Entity.objects.filter(public_id__in=lost).delete()
 
 
 def entities_ensured(
