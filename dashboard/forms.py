@@ -14,6 +14,7 @@ from memories.models import (
     ActivityOutcome,
     AuthorKind,
     ConflictStatus,
+    LinkType,
     MemoryState,
     RuleStatus,
     TranslationStatus,
@@ -140,6 +141,17 @@ class ForgetForm(forms.Form):
         label=_("Reason"),
         max_length=1000,
         widget=forms.TextInput(attrs={"placeholder": _("Why should this be forgotten?")}),
+    )
+
+
+class LinkForm(forms.Form):
+    """A typed link from the memory on the page to another memory of its scope."""
+
+    type = forms.ChoiceField(label=_("Link"), choices=LinkType.choices)
+    to = forms.CharField(
+        label=_("To memory"),
+        max_length=40,
+        widget=forms.TextInput(attrs={"placeholder": _("A memory id of this scope")}),
     )
 
 

@@ -25,6 +25,12 @@ urlpatterns = [
     path("memories/<id:memory_id>/edit/", memories.memory_edit, name="memory_edit"),
     path("memories/<id:memory_id>/forget/", memories.memory_forget, name="memory_forget"),
     path("memories/<id:memory_id>/restore/", memories.memory_restore, name="memory_restore"),
+    path("memories/<id:memory_id>/links/", memories.memory_link, name="memory_link"),
+    path(
+        "memories/<id:memory_id>/links/<id:link_id>/remove/",
+        memories.memory_unlink,
+        name="memory_unlink",
+    ),
     path("scopes/", scopes.scope_list, name="scopes"),
     path("scopes/<id:scope_id>/", scopes.scope_detail, name="scope"),
     path("scopes/<id:scope_id>/rename/", scopes.scope_rename, name="scope_rename"),

@@ -186,10 +186,63 @@ def _username(user: Any) -> str | None:
     return user.get_username() if user is not None else None
 
 
+class MemoryLinkOut(BaseModel):
+    """A typed link between two memories of one scope, read "source <type> target"."""
+
+    id: str
+    type: str  # relates_to, depends_on, caused_by, example_of
+    source: str
+    target: str
+    author_kind: str  # who wrote it, from the credential: human, agent or capture
+    agent_name: str
+    created_by: str | None
+    created_at: datetime
+    removed_at: datetime | None  # a removed link keeps its row (history shows it)
+    removed_by: str | None
+
+    @classmethod
+    def of(cls, link: Any) -> MemoryLinkOut:
+        return cls(
+            id=link.public_id,
+            type=link.link_type,
+            source=link.source.public_id,
+            target=link.target.public_id,
+            author_kind=link.author_kind,
+            agent_name=link.agent_name,
+            created_by=_username(link.created_by),
+            created_at=link.created_at,
+            removed_at=link.removed_at,
+            removed_by=_username(link.removed_by),
+        )
+
+
+class MemoryLinksOut(BaseModel):
+    """How a memory hangs together with others: its live typed links both ways, and beside them
+    what hygiene records (supersession, contradictions judged by the review queue)."""
+
+    outgoing: list[MemoryLinkOut]  # links this memory makes
+    incoming: list[MemoryLinkOut]  # links other memories make to it
+    supersedes: list[str]  # memories this one replaced
+    superseded_by: str | None
+    contradicts: list[str]  # memories the judge found contradicting it (open or resolved)
+
+    @classmethod
+    def of(cls, memory: Memory) -> MemoryLinksOut:
+        """From a memory loaded by `selectors.memory_detail` (its links attached)."""
+        return cls(
+            outgoing=[MemoryLinkOut.of(link) for link in memory.links.outgoing],
+            incoming=[MemoryLinkOut.of(link) for link in memory.links.incoming],
+            supersedes=sorted(other.public_id for other in memory.supersedes.all()),
+            superseded_by=MEMORY_FIELDS["superseded_by"](memory),
+            contradicts=memory.contradicts,
+        )
+
+
 class MemoryDetailOut(MemoryOut):
     provenance: list[ProvenanceOut]
     versions: list[VersionOut]
     absorbed_memories: list[AbsorbedOut]
+    links: MemoryLinksOut
 
     @classmethod
     def of(cls, memory: Memory) -> MemoryDetailOut:
@@ -199,6 +252,7 @@ class MemoryDetailOut(MemoryOut):
             provenance=[provenance_out(row) for row in memory.provenance.all()],
             versions=[version_out(version) for version in memory.versions.all()],
             absorbed_memories=[AbsorbedOut.of(other) for other in memory.supersedes.all()],
+            links=MemoryLinksOut.of(memory),
         )
 
 

@@ -10,13 +10,16 @@ from datetime import datetime
 from django.db.models import Count, Prefetch, Q, QuerySet, prefetch_related_objects
 from django.utils.translation import gettext as _
 
+from memories.entities import links
 from memories.models import (
     Conflict,
     ConflictAction,
     ConflictStatus,
     Memory,
+    MemoryLink,
     MemoryState,
     Provenance,
+    Relation,
     ValidityPeriod,
 )
 from scopes import access
@@ -59,7 +62,45 @@ def memory_detail(*, actor: Actor, public_id: str) -> Memory:
     if memory is None:
         raise NotFound(_("No memory with id %(id)s.") % {"id": public_id})
     memory.verbatim_rows = [row for row in memory.provenance.all() if row.verbatim]
+    return _with_links(actor, memory)
+
+
+def memory_with_links(*, actor: Actor, public_id: str) -> Memory:
+    """One readable memory with what `MemoryLinksOut` shows: its live links both ways, what it
+    supersedes and is superseded by, and the memories judged to contradict it."""
+    memory = (
+        readable_memories(actor)
+        .select_related("superseded_by")
+        .prefetch_related("supersedes")
+        .filter(public_id=public_id)
+        .first()
+    )
+    if memory is None:
+        raise NotFound(_("No memory with id %(id)s.") % {"id": public_id})
+    return _with_links(actor, memory)
+
+
+def _with_links(actor: Actor, memory: Memory) -> Memory:
+    memory.links = links.memory_links(actor=actor, memory=memory)
+    memory.contradicts = contradicting(actor=actor, memory=memory)
     return memory
+
+
+# The review queue's states in which a judged contradiction stands beside a memory's links.
+CONTRADICTION_SHOWN = (ConflictStatus.OPEN, ConflictStatus.RESOLVED)
+
+
+def contradicting(*, actor: Actor, memory: Memory) -> list[str]:
+    """The readable memories the judge found contradicting this one (open or resolved items):
+    who disagrees with it, not the queue item itself, which only the scope's admins read."""
+    rows = Conflict.objects.filter(
+        Q(memory_a=memory) | Q(memory_b=memory),
+        verdict=Relation.CONTRADICTION,
+        status__in=CONTRADICTION_SHOWN,
+    ).values_list("memory_a_id", "memory_b_id")
+    others = {a if b == memory.pk else b for a, b in rows} - {None, memory.pk}
+    found = readable_memories(actor).filter(pk__in=others).values_list("public_id", flat=True)
+    return sorted(found)
 
 
 def with_verbatim(memories: list[Memory]) -> None:
@@ -156,6 +197,7 @@ class MemoryHistory:
     earlier: list[ValidityPeriod]  # its predecessors, nearest first
     actions: list[ConflictAction]
     moved: dict[int, Provenance]
+    links: list[MemoryLink]  # every typed link from or to it, removed ones too
 
 
 def _chain(start: int, *, forward: bool, readable: QuerySet[Memory]) -> list[ValidityPeriod]:
@@ -203,6 +245,7 @@ def memory_history(*, actor: Actor, public_id: str) -> MemoryHistory:
                 "created_by", "chunk"
             )
         },
+        links=links.memory_link_history(actor=actor, memory=memory),
     )
 
 

@@ -8,7 +8,9 @@ version holds the text before the edit); `forgotten`, `superseded` (with the mem
 replaced it) and `restored`, from the validity periods; `replaced` (this memory superseded
 `memory`); `merged` and `unmerged` (a hygiene merge into this memory, and its undo); `moved`
 (forgotten by a move, with the memory it became) and `moved_here` or `shared_here` (this memory
-arrived by a move or share, with the memory and scope it came from).
+arrived by a move or share, with the memory and scope it came from); `link_added` and
+`link_removed` (a typed link this memory makes to `memory`, its type as the detail) and
+`linked_here` and `unlinked_here` (a link another memory makes to this one).
 """
 
 from __future__ import annotations
@@ -18,7 +20,14 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from memories.schemas import MemoryFields, ProvenanceOut, VersionOut, provenance_out, version_out
+from memories.schemas import (
+    MemoryFields,
+    MemoryLinkOut,
+    ProvenanceOut,
+    VersionOut,
+    provenance_out,
+    version_out,
+)
 from memories.selectors import MemoryHistory
 
 
@@ -80,6 +89,7 @@ class HistoryOut(MemoryFields):
     supersedes: list[LinkOut]  # the chain backward: what it replaced, nearest first
     merges: list[MergeOut]
     versions: list[VersionOut]
+    links: list[MemoryLinkOut]  # typed links from or to it, removed ones too, oldest first
     events: list[EventOut]
 
     @classmethod
@@ -99,6 +109,7 @@ class HistoryOut(MemoryFields):
             supersedes=[_link(row) for row in history.earlier],
             merges=merges,
             versions=[version_out(version) for version in memory.versions.all()],
+            links=[MemoryLinkOut.of(link) for link in history.links],
             events=_events(history, merges),
         )
 
@@ -224,4 +235,33 @@ def _events(history: MemoryHistory, merges: list[MergeOut]) -> list[EventOut]:
                     at=merge.undone_at, event="unmerged", by=merge.undone_by, memory=merge.retired
                 )
             )
+    events += _link_events(history)
     return sorted(events, key=lambda event: event.at)
+
+
+def _link_events(history: MemoryHistory) -> list[EventOut]:
+    """A typed link's making and taking back, seen from either end."""
+    events = []
+    for link in history.links:
+        outgoing = link.source_id == history.memory.pk
+        other = link.target if outgoing else link.source
+        events.append(
+            EventOut(
+                at=link.created_at,
+                event="link_added" if outgoing else "linked_here",
+                by=_username(link.created_by) or link.agent_name or None,
+                memory=other.public_id,
+                detail=link.link_type,
+            )
+        )
+        if link.removed_at is not None:
+            events.append(
+                EventOut(
+                    at=link.removed_at,
+                    event="link_removed" if outgoing else "unlinked_here",
+                    by=_username(link.removed_by),
+                    memory=other.public_id,
+                    detail=link.link_type,
+                )
+            )
+    return events

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from contextlib import ExitStack
+from functools import cache
 from typing import Any
 from unittest import mock
 
@@ -25,16 +26,20 @@ from mcp_types import CallToolResult
 from memories.mcp.auth import current_credential, lookup_token
 from memories.mcp.tools import build_server
 
+# One server per test process, as the HTTP door keeps one per process: building one registers
+# every tool's schemas (about 90 ms), and each call below is its own client session on it.
+_server = cache(build_server)
+
 
 async def _call(secret: str, name: str, arguments: dict[str, Any]) -> CallToolResult:
     current_credential.set(lambda: lookup_token(secret))
-    async with Client(build_server()) as client:
+    async with Client(_server()) as client:
         return await client.call_tool(name, arguments)
 
 
 async def _opened(secret: str, uri: str | None) -> tuple[str | None, str | None]:
     current_credential.set(lambda: lookup_token(secret))
-    async with Client(build_server()) as client:
+    async with Client(_server()) as client:
         text = None
         if uri is not None:
             text = (await client.read_resource(uri)).contents[0].text
@@ -42,7 +47,7 @@ async def _opened(secret: str, uri: str | None) -> tuple[str | None, str | None]
 
 
 async def _names() -> list[str]:
-    async with Client(build_server()) as client:
+    async with Client(_server()) as client:
         return [tool.name for tool in (await client.list_tools()).tools]
 
 
@@ -85,7 +90,7 @@ async def _prompt_or_read(
     secret: str, prompt: str | None, arguments: dict[str, Any], uri: str | None
 ) -> tuple[str | None, dict[str, Any] | None]:
     current_credential.set(lambda: lookup_token(secret))
-    async with Client(build_server()) as client:
+    async with Client(_server()) as client:
         try:
             if prompt is not None:
                 [message] = (await client.get_prompt(prompt, arguments)).messages

@@ -254,6 +254,9 @@ class Served:
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = tmp_path / "serve.log"
+        # One web process unless a test is about several: each loads the model, seconds of CPU
+        # that the rest of the suite waits for on a small machine.
+        env.setdefault("ZM_WEB_PROCESSES", "1")
         self.env = serve_environment(self.data_dir, **env)
         if migrated and "DATABASE_URL" not in env:
             self.data_dir.mkdir()

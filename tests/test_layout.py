@@ -24,6 +24,7 @@ TENANT_MODELS = {
     "Conflict",
     "ConflictAction",
     "ValidityPeriod",
+    "MemoryLink",
 }
 # Where tenant data may be queried: the one door, and the reads and writes behind it.
 ALLOWED = (
@@ -44,6 +45,7 @@ ALLOWED = (
     "memories/insights/",  # the fold over every scope; answers of a scope the door gave
     "memories/management/commands/",  # operators' commands over every memory
     "memories/portability/",  # export and import of scopes from the door, erasure by id
+    "memories/entities/",  # typed links: written on memories the door gave, read through it
 )
 
 

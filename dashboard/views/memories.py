@@ -1,4 +1,5 @@
-"""Memories: the list with filters and search, one memory, remember, edit, forget, restore."""
+"""Memories: the list with filters and search, one memory, remember, edit, forget, restore, and
+a memory's typed links (link, unlink)."""
 
 from __future__ import annotations
 
@@ -20,9 +21,10 @@ from dashboard.common import (
     render_page,
     wants_partial,
 )
-from dashboard.forms import ForgetForm, MemoryEditForm, MemoryFilterForm, RememberForm
+from dashboard.forms import ForgetForm, LinkForm, MemoryEditForm, MemoryFilterForm, RememberForm
 from dashboard.timeline import timeline_rows
 from memories import selectors
+from memories.entities import links
 from memories.insights.answers import insights_overview
 from memories.models import Memory, SourceKind
 from memories.recall.recall import Hit, recall
@@ -134,6 +136,7 @@ def _detail_context(request: HttpRequest, memory: Memory, **forms) -> dict:
         "edit_form": forms.get("edit_form")
         or MemoryEditForm(initial={"content": memory.content, "kind": memory.kind_id}),
         "forget_form": forms.get("forget_form") or ForgetForm(),
+        "link_form": forms.get("link_form") or LinkForm(),
         "open_form": forms.get("open_form", ""),
     }
 
@@ -217,6 +220,39 @@ def memory_restore(request: HttpRequest, memory_id: str) -> HttpResponse:
             return _detail(request, memory, status=INVALID)
         return redirect("dashboard:memory", memory_id=memory.public_id)
     return _after_write(request, memory, _("Restored."))
+
+
+@login_required
+@require_POST
+@domain_errors
+def memory_link(request: HttpRequest, memory_id: str) -> HttpResponse:
+    actor = actor_for(request)
+    memory = selectors.memory_for_write(actor=actor, public_id=memory_id)
+    form = LinkForm(request.POST)
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            try:
+                target = selectors.memory_for_read(actor=actor, public_id=data["to"])
+            except DomainError as exc:
+                raise exc.naming("to") from None
+            links.link_create(actor=actor, source=memory, target=target, link_type=data["type"])
+        except DomainError as exc:
+            add_domain_error(form, exc)
+        else:
+            return _after_write(request, memory, _("Linked."))
+    return _detail(request, memory, status=INVALID, link_form=form, open_form="link")
+
+
+@login_required
+@require_POST
+@domain_errors
+def memory_unlink(request: HttpRequest, memory_id: str, link_id: str) -> HttpResponse:
+    actor = actor_for(request)
+    memory = selectors.memory_for_write(actor=actor, public_id=memory_id)
+    link = links.link_of_memory(actor=actor, memory=memory, public_id=link_id)
+    links.link_remove(actor=actor, link=link)
+    return _after_write(request, memory, _("Link removed. The history keeps it."))
 
 
 @login_required

@@ -3,7 +3,7 @@
 from django.urls import path
 
 import zeromemory.core.converters  # noqa: F401 - registers the id and username converters
-from memories.api import conflicts, ingest, insights, memories, portability, read, rules
+from memories.api import conflicts, ingest, insights, links, memories, portability, read, rules
 
 urlpatterns = [
     path("memories", memories.MemoryListView.as_view(), name="api-memories"),
@@ -23,6 +23,12 @@ urlpatterns = [
         "memories/<id:memory_id>/challenge",
         conflicts.ChallengeView.as_view(),
         name="api-challenge",
+    ),
+    path("memories/<id:memory_id>/links", links.MemoryLinksView.as_view(), name="api-links"),
+    path(
+        "memories/<id:memory_id>/links/<id:link_id>",
+        links.MemoryLinkView.as_view(),
+        name="api-link",
     ),
     path("memories/<id:memory_id>/share", memories.ShareView.as_view(), name="api-share"),
     path("memories/<id:memory_id>/promote", rules.RulePromoteView.as_view(), name="api-promote"),

@@ -407,3 +407,19 @@ DESCRIPTIONS.update(
     scan_hygiene=SCAN_HYGIENE,
     export_metrics=EXPORT_METRICS,
 )
+
+# The typed links between memories (memories.mcp.link_tools).
+LINK = """\
+Link two memories of one scope so that later reads find the second from the first: \
+memory_id <type> to, where type is relates_to (the default), depends_on, caused_by or \
+example_of. Writing the same link again changes nothing; remove: true takes it back (its \
+history keeps it). Supersession and contradiction are not links: use forget, challenge or the \
+review queue.
+
+- memory_id: a memory you may write (the link's source).
+- to: a memory of the same scope (share it there first if it lives elsewhere).
+
+Answers not_found for a memory you cannot read, forbidden when you may not write in the scope, \
+conflict when either memory is forgotten or superseded. Returns the link."""
+
+DESCRIPTIONS.update(link=LINK)

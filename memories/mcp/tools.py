@@ -27,6 +27,7 @@ from memories.mcp.curation_tools import CURATION_TOOLS
 from memories.mcp.history_tools import HISTORY_TOOLS
 from memories.mcp.hygiene_tools import HYGIENE_TOOLS
 from memories.mcp.insights_tools import INSIGHTS_TOOLS
+from memories.mcp.link_tools import LINK_TOOLS
 from memories.mcp.portability_tools import PORTABILITY_TOOLS
 from memories.mcp.prompts import add_prompts
 from memories.mcp.resources import add_resources, memory_links
@@ -256,6 +257,7 @@ TOOLS: list[tuple[Callable[..., Any], str, ToolAnnotations]] = [
     *INSIGHTS_TOOLS,
     *CURATION_TOOLS,  # move_memories, share, promote_rule, reject_rule, import_memory, benchmark
     *SCOPE_TOOLS,
+    *LINK_TOOLS,
 ]
 
 

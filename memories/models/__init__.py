@@ -43,6 +43,7 @@ from memories.models.insights import (
     LlmPath,
     LlmSpend,
 )
+from memories.models.links import LinkType, MemoryLink
 from memories.models.memory import Memory
 from memories.models.portability import (
     ExportJob,
@@ -78,6 +79,7 @@ __all__ = [
     "EntitySplit",
     "EmptyRead",
     "LastVisit",
+    "LinkType",
     "ConflictAction",
     "ConflictStatus",
     "ExportJob",
@@ -90,6 +92,7 @@ __all__ = [
     "LlmSpend",
     "Memory",
     "MemoryKind",
+    "MemoryLink",
     "MemoryState",
     "MemoryVersion",
     "MemoryWindow",

@@ -215,6 +215,13 @@ def check_references(archive: Archive) -> None:
             raise BadArchive(
                 _("%(id)s is superseded by a memory not in the archive.") % {"id": memory.id}
             )
+        if any(link.to not in ids or link.to == memory.id for link in memory.links):
+            raise BadArchive(
+                _("%(id)s links to itself or to a memory not in the archive.") % {"id": memory.id}
+            )
+        live = [(link.to, link.type) for link in memory.links if link.removed is None]
+        if len(live) != len(set(live)):
+            raise BadArchive(_("%(id)s makes the same live link twice.") % {"id": memory.id})
         if (memory.superseded_by is not None) != (memory.state == "superseded"):
             raise BadArchive(_("%(id)s has a state its links contradict.") % {"id": memory.id})
         if memory.validity and (memory.validity[-1].until is None) != (memory.state == "valid"):

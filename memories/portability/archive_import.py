@@ -8,9 +8,9 @@ import's unless a scope admin keeps the archive's (`keep_times`): then the memor
 validity periods and review queue keep their times, which `as_of` answers by. The server
 assigns every id (an archive's ids are mapped through the ledger, whatever exists elsewhere).
 Kept as exported: canonical content, originals and languages (text that is not English is
-queued for canonicalization as a remember would be), states, versions, supersede links and the
-review queue with its actions. Computed on the way in, before the scope is locked: embeddings
-(and windows) and the language.
+queued for canonicalization as a remember would be), states, versions, supersede links, typed
+links (made by the importer, removed ones kept removed) and the review queue with its actions.
+Computed on the way in, before the scope is locked: embeddings (and windows) and the language.
 
 The ledger (`ImportedMemory`) makes a second import of the same archive into the same scope
 write nothing. A valid memory whose text the scope already holds is not written again: its
@@ -34,10 +34,12 @@ from memories.models import (
     ConflictAction,
     ImportedMemory,
     Memory,
+    MemoryLink,
     MemoryVersion,
     MentionSource,
     Relation,
     Resolution,
+    authenticated_author_kind,
 )
 from memories.portability.archive import BadArchive, check_references
 from memories.portability.imported import (
@@ -97,6 +99,41 @@ def _write_links(scope: Scope, fresh: list[MemoryIn], created: dict[str, Memory]
         ]
     Memory.objects.bulk_update(superseded, ["superseded_by"], batch_size=1000)
     MemoryVersion.objects.bulk_create(versions, batch_size=1000)
+
+
+def _write_typed_links(
+    actor: Actor, scope: Scope, fresh: list[MemoryIn], created: dict[str, Memory]
+) -> None:
+    """The typed links the imported memories make, removed ones too, by the importer (authority
+    comes from the credential). A link of a memory the scope held already (absorbed) is left
+    to the scope: its own links stand."""
+    rows = []
+    for item in fresh:
+        source = created[item.id]
+        if not getattr(source, "imported", False):
+            continue
+        for link in item.links:
+            target = created.get(link.to) or (
+                ImportedMemory.objects.get(scope=scope, origin_id=link.to).memory
+            )
+            if target.pk == source.pk:
+                continue
+            rows.append(
+                MemoryLink(
+                    scope=scope,
+                    source=source,
+                    target=target,
+                    link_type=link.type,
+                    author_kind=authenticated_author_kind(actor),
+                    agent_name=actor.client_name[:120],
+                    created_by=actor.user,
+                    created_by_token=actor.token,
+                    created_at=link.created,
+                    removed_at=link.removed,
+                    removed_by=actor.user if link.removed is not None else None,
+                )
+            )
+    MemoryLink.objects.bulk_create(rows, batch_size=1000)
 
 
 def _write_conflicts(scope: Scope, conflicts: list[ConflictIn], created: dict[str, Memory]) -> int:
@@ -250,6 +287,7 @@ def archive_import(
             created, absorbed = write_memories(actor, scope, fresh, now)
             items = [w.item for w in fresh]
             _write_links(scope, items, created)
+            _write_typed_links(actor, scope, items, created)
             write_validity(items, created)
             written = _write_conflicts(scope, conflicts, created)
             _write_entities(actor, scope, archive.entities, fresh, created)

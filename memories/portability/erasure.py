@@ -38,6 +38,7 @@ from memories.models import (
     IdempotencyRecord,
     LastVisit,
     Memory,
+    MemoryLink,
     Provenance,
     PurgeRecord,
     ReportedUse,
@@ -249,6 +250,9 @@ def account_rows_erase(
     )
     _unsign_claims(user)
     memories.update(agent_name="")
+    # The typed links they made stay (the scope's, like their shared memories), without the
+    # client they made them from; the user column empties with the user row.
+    MemoryLink.objects.filter(created_by=user).update(agent_name="")
     _unsign_challenges(user)
     export_files_forget(ExportJob.objects.filter(user=user))
     Chunk.objects.filter(user=user).delete()

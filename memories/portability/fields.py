@@ -62,6 +62,17 @@ VERSION_COLUMNS = (
     "edited_by__username",
     "created_at",
 )
+LINK_COLUMNS = (
+    "source_id",
+    "link_type",
+    "target__public_id",
+    "author_kind",
+    "agent_name",
+    "created_by__username",
+    "created_at",
+    "removed_at",
+    "removed_by__username",
+)
 MENTION_COLUMNS = ("memory_id", "entity__name", "entity__kind", "source", "surface")
 PERIOD_COLUMNS = (
     "memory_id",
@@ -126,6 +137,19 @@ def period_fields(row: tuple) -> dict[str, Any]:
     }
 
 
+def link_fields(row: tuple) -> dict[str, Any]:
+    """A typed link the memory makes, removed ones too (history shows them)."""
+    _, link_type, target, author_kind, agent_name, creator, created, removed, removed_by = row
+    return {
+        "type": link_type,
+        "to": target,
+        "author": {"kind": author_kind, "client": agent_name, "user": creator},
+        "created": fmt.when(created),
+        "removed": fmt.when(removed),
+        "removed_by": removed_by,
+    }
+
+
 @dataclass(frozen=True)
 class Related:
     """What the export writes of a memory's other rows, already as fields."""
@@ -135,6 +159,7 @@ class Related:
     validity: list[dict[str, Any]]
     supersedes: list[str]
     disputed: list[str]
+    links: list[dict[str, Any]]  # the typed links it makes
     entities: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -191,6 +216,8 @@ def memory_fields(row: tuple, *, scope_id: str, related: Related) -> dict[str, A
         "versions": related.versions,
         "validity": related.validity,
     }
+    if related.links:  # written only when there are any, so archives without stay the same bytes
+        fields["links"] = related.links
     if related.entities:  # written only when there are any, so archives without stay the same
         fields["entities"] = related.entities
     return fields

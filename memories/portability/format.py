@@ -45,6 +45,8 @@ SERVER_ASSIGNED = [
     "memory.versions[].edited_by",
     "memory.validity[].started_by",
     "memory.validity[].ended_by",
+    "memory.links[].author",
+    "memory.links[].removed_by",
     "conflict.id",
     "conflict.scope",
     "conflict.resolved_by",

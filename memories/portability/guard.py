@@ -2,8 +2,8 @@
 
 Its body within remember's length (`clean_content`), no secret in any free-text field (the same
 content guard), no text longer than a memory may be, at most `ZM_IMPORT_MAX_PROVENANCE`
-provenance rows and `ZM_IMPORT_MAX_VERSIONS` versions, and no NUL or lone surrogate anywhere
-(PostgreSQL stores neither).
+provenance rows, `ZM_IMPORT_MAX_VERSIONS` versions and `MAX_LINKS` typed links, and no NUL or
+lone surrogate anywhere (PostgreSQL stores neither).
 """
 
 from __future__ import annotations
@@ -18,6 +18,9 @@ from memories.portability.incoming import MemoryIn
 from zeromemory.core.errors import ValidationFailed
 from zeromemory.core.secrets import refuse_secrets
 from zeromemory.core.text import unstorable
+
+# The typed links one imported memory may make (removed ones count: history keeps them).
+MAX_LINKS = 1000
 
 
 def refuse_unstorable(value: Any, where: str = "") -> None:
@@ -65,6 +68,8 @@ def held_to_remember(memory: MemoryIn) -> MemoryIn:
         raise ValidationFailed(
             "versions", _("More than %(n)d versions.") % {"n": settings.IMPORT_MAX_VERSIONS}
         )
+    if len(memory.links) > MAX_LINKS:
+        raise ValidationFailed("links", _("More than %(n)d links.") % {"n": MAX_LINKS})
     content = clean_content(memory.content)
     texts = _free_text(memory)
     for name, text in texts.items():

@@ -14,6 +14,8 @@ from typing import Annotated, Any
 from django.utils import timezone
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from memories.models import LinkType
+
 ID_PART = r"[0-9a-z]{26}"
 MEMORY_ID = re.compile(rf"^mem_{ID_PART}$")
 CONFLICT_ID = re.compile(rf"^cfl_{ID_PART}$")
@@ -84,6 +86,16 @@ class PeriodIn(_Strict):
     replaced_by: str | None = Field(None, pattern=MEMORY_ID.pattern)
 
 
+class LinkIn(_Strict):
+    """A typed link the memory makes. Who made it is the importer's (authority comes from the
+    credential), so the archive's author of a link is not read."""
+
+    type: str = Field(pattern=f"^({'|'.join(LinkType.values)})$")
+    to: str = Field(pattern=MEMORY_ID.pattern)
+    created: Instant
+    removed: Instant | None = None
+
+
 class MemoryIn(_Strict):
     id: str = Field(pattern=MEMORY_ID.pattern)
     kind: str = Field(max_length=32)
@@ -101,6 +113,7 @@ class MemoryIn(_Strict):
     provenance: list[ProvenanceIn] = []
     versions: list[VersionIn] = []
     validity: list[PeriodIn] = []  # absent in archives written before validity was kept
+    links: list[LinkIn] = []  # absent in archives without typed links
     entities: list[MentionIn] = []  # absent in archives written before entities were kept
     content: str = ""  # the body, set by the reader
     path: str = ""  # the file it came from, set by the reader

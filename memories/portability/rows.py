@@ -2,7 +2,8 @@
 
 A page is `PAGE` memories by keyset on their id (never the whole scope at once), read as
 tuples, with one query per related table for the whole page: provenance, versions, validity
-periods, the memories each one supersedes, and the open review-queue items it is in.
+periods, the memories each one supersedes, the open review-queue items it is in, and the typed
+links it makes.
 """
 
 from __future__ import annotations
@@ -19,17 +20,20 @@ from memories.models import (
     ConflictStatus,
     EntityMention,
     Memory,
+    MemoryLink,
     MemoryVersion,
     Provenance,
     ValidityPeriod,
 )
 from memories.portability.fields import (
+    LINK_COLUMNS,
     MEMORY_COLUMNS,
     MENTION_COLUMNS,
     PERIOD_COLUMNS,
     PROVENANCE_COLUMNS,
     VERSION_COLUMNS,
     Related,
+    link_fields,
     memory_fields,
     mention_fields,
     period_fields,
@@ -86,6 +90,11 @@ def _related(ids: list[int]) -> Iterator[tuple[int, Related]]:
         PERIOD_COLUMNS,
         period_fields,
     )
+    typed_links = _grouped(
+        MemoryLink.objects.filter(source_id__in=page).order_by("source_id", "created_at", "id"),
+        LINK_COLUMNS,
+        link_fields,
+    )
     supersedes: dict[int, list[str]] = defaultdict(list)
     later = Memory.objects.filter(superseded_by_id__in=page)
     for newer, public_id in later.values_list("superseded_by_id", "public_id"):
@@ -107,6 +116,7 @@ def _related(ids: list[int]) -> Iterator[tuple[int, Related]]:
                 validity=periods.get(memory_id, []),
                 supersedes=sorted(supersedes.get(memory_id, [])),
                 disputed=disputes.get(memory_id, []),
+                links=typed_links.get(memory_id, []),
                 entities=mentions.get(memory_id, []),
             ),
         )

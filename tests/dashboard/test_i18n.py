@@ -14,6 +14,7 @@ import pytest
 from django.conf import settings
 from django.test import Client
 
+from memories.entities.links import link_create
 from memories.models import Conflict, ConflictStatus
 from memories.portability.prepared import export_job_start
 from scopes.models import Scope
@@ -145,6 +146,10 @@ def every_page(tenancy, memories):
         verdict="contradiction",
         confidence=0.8,
     )
+    # A typed link, so the memory pages show their links both ways.
+    link_create(
+        actor=Actor(user=tenancy.owner), source=memories.team, target=health, link_type="caused_by"
+    )
     from memories.recall.recall import recall
 
     recall(actor=Actor(user=tenancy.owner, surface="dashboard"), query="health endpoint")
@@ -157,6 +162,7 @@ def every_page(tenancy, memories):
         (True, "/remember/"),
         (True, f"/memories/{memories.translated.public_id}/"),
         (True, f"/memories/{memories.team.public_id}/"),
+        (True, f"/memories/{health.public_id}/"),
         (True, "/scopes/"),
         (True, f"/scopes/{team}/"),
         (True, "/activity/"),

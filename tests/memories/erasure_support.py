@@ -139,6 +139,7 @@ TRACES = [
     "memories_provenance.author_name",
     "memories_provenance.claims",
     "memories_memory.agent_name",
+    "memories_memorylink.agent_name",
     "memories_memoryuse.conversation",
     "memories_dailyvisitor.key",
     "memories_lastvisit.key",
@@ -153,7 +154,8 @@ def leave_traces_in_team(user, client, owner, team, owner_memory: str) -> str:
     conversation (REST and MCP); a use reported in it; a challenge joined to the owner's (signed
     with their username); a write an archive import attributed to them; the day folded into the
     insights (visitor and last-visit rows); an OAuth client registered with a name of theirs
-    that they signed in with. Returns the shared write's id."""
+    that they signed in with; a typed link from their write to the owner's, made from their agent.
+    Returns the shared write's id."""
     shared = ok(
         client.post(
             "/api/v1/memories",
@@ -168,6 +170,8 @@ def leave_traces_in_team(user, client, owner, team, owner_memory: str) -> str:
             HTTP_USER_AGENT=AGENT,
         )
     )["id"]
+    link = {"to": owner_memory, "type": "relates_to"}
+    ok(client.post(f"/api/v1/memories/{shared}/links", link, format="json", HTTP_USER_AGENT=AGENT))
     read = {"query": "the team's build tool", "scopes": [team.public_id]}
     read["conversation_id"] = CONVERSATION
     ok(client.post("/api/v1/recall", read, format="json", HTTP_USER_AGENT=AGENT))

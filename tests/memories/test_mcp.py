@@ -327,6 +327,9 @@ def test_every_tool_answers_and_fails_readably_through_the_typescript_sdk(
         step("scan_hygiene", "reader", "forbidden", scope=team),
         step("export_metrics", "reader", OK, scope=team, days=7),
         step("export_metrics", "owner", "validation_failed", scope=team, days=14),
+        # Typed links (memories.mcp.link_tools).
+        step("link", "owner", OK, memory_id=one, to=kept, type="depends_on"),
+        step("link", "reader", "forbidden", memory_id=one, to=kept, type="depends_on"),
     ]
     # move_memories, share, promote_rule, reject_rule, import_memory, benchmark_memory
     mine = remember_directly(tenancy.owner, "My editor trims trailing spaces.", personal_id)

@@ -69,6 +69,14 @@ def grant_tokens(world, resource: str) -> dict[str, str]:
 shared_world, world = world_fixtures()
 
 
+@pytest.fixture(scope="module")
+def grants(shared_world, django_db_blocker) -> dict[str, dict[str, str]]:
+    """Each grant's token for the API and for /mcp, minted once in the module's world (each
+    test's own changes are rolled back, so every test meets the grants as minted)."""
+    with django_db_blocker.unblock():
+        return {resource: grant_tokens(shared_world, resource) for resource in (API, MCP)}
+
+
 def cases(rows):
     return [pytest.param(row, id=row.id + (f" ({row.note})" if row.note else "")) for row in rows]
 
@@ -80,8 +88,8 @@ def check_blind(world, grant: str, text: str, row: Row) -> None:
 
 
 @pytest.mark.parametrize("row", cases(API_ROWS))
-def test_rest(world, row: Row):
-    tokens = grant_tokens(world, API)
+def test_rest(world, grants, row: Row):
+    tokens = grants[API]
     for grant in GRANTS:
         client = APIClient()
         client.credentials(HTTP_AUTHORIZATION=f"Bearer {tokens[grant]}")
@@ -97,8 +105,8 @@ def test_rest(world, row: Row):
 
 
 @pytest.mark.parametrize("row", cases(TOOL_ROWS))
-def test_mcp(world, row: Row):
-    tokens = grant_tokens(world, MCP)
+def test_mcp(world, grants, row: Row):
+    tokens = grants[MCP]
     for grant in GRANTS:
         result = call_tool(tokens[grant], row.route, world.fill(row.body))
         answer = structured(result)

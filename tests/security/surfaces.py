@@ -334,6 +334,22 @@ API_ROWS += [  # move, share, promote and benchmark (issue 38)
         TEAM_WRITE,
         note="the world's memory is an approved rule already: 409 for the owner",
     ),
+    # Typed links between memories (issue 40).
+    _api("api-links", "get", "memories/{memory}/links", TEAM_READ),
+    _api(
+        "api-links",
+        "post",
+        "memories/{memory}/links",
+        TEAM_WRITE,
+        {"to": "{other}", "type": "relates_to"},
+    ),
+    _api(
+        "api-link",
+        "delete",
+        "memories/{memory}/links/{link}",
+        TEAM_WRITE,
+        note="add-only: the link keeps its row, removed",
+    ),
     _api(
         "api-benchmark",
         "post",

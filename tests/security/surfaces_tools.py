@@ -94,4 +94,12 @@ TOOL_ROWS = [
     ),
     _tool("scan_hygiene", TOOL_ADMIN, {"scope": "{team}"}),
     _tool("export_metrics", TOOL_READ, {"scope": "{team}", "days": 7}),
+    # Typed links (memories.mcp.link_tools).
+    _tool("link", TOOL_WRITE, {"memory_id": "{memory}", "to": "{other}", "type": "example_of"}),
+    _tool(
+        "link",
+        TOOL_WRITE,
+        {"memory_id": "{memory}", "to": "{other}", "type": "depends_on", "remove": True},
+        note="takes the world's link back",
+    ),
 ]

@@ -177,6 +177,7 @@ def _with_bad_ids(row: Row) -> list[str]:
         "{conflict}",
         "{rule}",
         "{export}",
+        "{link}",
     ):
         if placeholder in path:
             paths += [path.replace(placeholder, value) + mark + query for value in PATH_VALUES]

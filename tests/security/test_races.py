@@ -12,9 +12,10 @@ from collections.abc import Callable
 import pytest
 from django.db import connections, transaction
 
+from memories.entities.links import link_create
 from memories.hygiene import review
-from memories.models import Conflict, Memory
-from memories.services.lifecycle import memory_supersede
+from memories.models import Conflict, Memory, MemoryLink
+from memories.services.lifecycle import memory_forget, memory_supersede
 from scopes.models import Membership, Role
 from scopes.services import membership_add, membership_remove
 from zeromemory.core.actor import Actor
@@ -134,3 +135,47 @@ def test_two_admins_removing_each_other_leave_one_admin_without_a_deadlock(tenan
         assert answers == [204] and type(refused).__name__ == "ConflictError", refused
     else:
         assert refused is None and answers == [409], (answers, refused)
+
+
+def test_the_same_link_twice_at_once_is_one_link(tenancy, api, kinds_seeded):
+    """Two writers link the same memories with the same type at once: the second waits on the
+    memories' rows, then finds the first's link and answers it (200), one row in all."""
+    team = tenancy.team.public_id
+    source = write(api, tenancy.owner, "The billing API retries three times.", team)
+    target = write(api, tenancy.owner, "Payment webhooks arrive at most once a minute.", team)
+    writer, answers = api(tenancy.writer), []
+    url = f"/api/v1/memories/{source.public_id}/links"
+    body = {"to": target.public_id, "type": "depends_on"}
+    with transaction.atomic():  # the first link, not yet committed
+        first = link_create(
+            actor=Actor(user=tenancy.owner), source=source, target=target, link_type="depends_on"
+        ).link
+        thread = in_thread_until_it_waits(
+            lambda: writer.post(url, body, format="json").status_code, answers
+        )
+    thread.join(timeout=30)
+    assert answers == [200]
+    assert list(MemoryLink.objects.values_list("public_id", flat=True)) == [first.public_id]
+
+
+def test_a_link_to_a_memory_being_forgotten_waits_and_is_refused(tenancy, api, kinds_seeded):
+    """A link waits for a forget of its target in flight, then sees it forgotten (409): no live
+    link to a forgotten memory is written."""
+    team = tenancy.team.public_id
+    source = write(api, tenancy.owner, "Deploys freeze on Fridays.", team)
+    target = write(api, tenancy.owner, "A Friday deploy took billing down.", team)
+    owner, answers = api(tenancy.owner), []
+    url = f"/api/v1/memories/{source.public_id}/links"
+    with transaction.atomic():
+        memory_forget(actor=Actor(user=tenancy.owner), memory=target, reason="It was Thursday.")
+        thread = in_thread_until_it_waits(
+            lambda: (
+                owner.post(
+                    url, {"to": target.public_id, "type": "caused_by"}, format="json"
+                ).status_code
+            ),
+            answers,
+        )
+    thread.join(timeout=30)
+    assert answers == [409]
+    assert not MemoryLink.objects.exists()

@@ -100,6 +100,7 @@ def test_each_row_names_its_route(row: Row):
         conflict="cfl_x",
         rule="rul_x",
         export="exj_x",
+        link="lnk_x",
     )
     match = resolve(path)
     assert (f"{match.namespace}:" if match.namespace else "") + match.url_name == row.route

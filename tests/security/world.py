@@ -26,6 +26,7 @@ from rest_framework.test import APIClient
 
 from memories import kinds
 from memories.capture.ingest import IngestInput, chunk_ingest
+from memories.entities.links import link_create
 from memories.models import (
     Conflict,
     ConflictStatus,
@@ -91,6 +92,7 @@ class World:
             self.ids["other"],
             self.ids["conflict"],
             self.ids["rule"],
+            self.ids["link"],
             MARKER,
         ]
         return [secret for secret in secrets if secret in text and secret not in sent]
@@ -185,6 +187,13 @@ def build_world() -> World:
         text=f"Say {MARKER} at the vault door.",
         position=1,
     )
+    # A typed link between the team's two memories, as the owner's agent leaves it.
+    link = link_create(
+        actor=Actor(user=owner, token=full.token),
+        source=Memory.objects.get(public_id=memory),
+        target=Memory.objects.get(public_id=other),
+        link_type="depends_on",
+    ).link
     # The owner's export of the team on the dashboard (`ready_export` writes its file).
     export = export_job_start(actor=owner_actor, scope=team)
     ids = {
@@ -192,6 +201,7 @@ def build_world() -> World:
         "chunk": chunk.public_id,
         "rule": rule.public_id,
         "conflict": conflict.public_id,
+        "link": link.public_id,
         "team": team.public_id,
         "memory": memory,
         "other": other,
