@@ -18,7 +18,7 @@ from django.contrib.admin.models import LogEntry
 from django.contrib.auth.models import AbstractBaseUser
 from django.contrib.contenttypes.models import ContentType
 from django.db import connection, transaction
-from django.db.models import CharField, Q, QuerySet
+from django.db.models import CharField, F, Func, Q, QuerySet, Value
 from django.db.models.functions import Cast
 from django.dispatch import receiver
 from django.utils.translation import gettext as _
@@ -154,6 +154,11 @@ def scope_rows_erase(sender, scope: Scope, **kwargs) -> None:
     Conflict.objects.filter(scope=scope).delete()
     Chunk.objects.filter(scope=scope).delete()
     ActivityLog.objects.filter(scopes__contains=[scope.public_id]).delete()
+    # A read across all of a person's scopes searched this one too: its key leaves those rows
+    # (the insights would attribute them to a scope that is gone).
+    ActivityLog.objects.filter(searched_scopes__contains=[scope.pk]).update(
+        searched_scopes=Func(F("searched_scopes"), Value(scope.pk), function="array_remove")
+    )
     IdempotencyRecord.objects.filter(answer__scope=scope.public_id).delete()
     ExportTicket.objects.filter(scopes__contains=[scope.public_id]).delete()
     export_files_forget(ExportJob.objects.filter(scope=scope))
