@@ -46,6 +46,10 @@ One self-contained fact per call: say which project, component or person it conc
 - scope: a scope id from list_scopes; omit it for your personal scope.
 - conversation_id, source_path: where the knowledge came from.
 - idempotency_key: a retry with the same key returns the first answer instead of writing again.
+- entities: optional, what the memory is about (a service, a person, a repository, a file), as \
+names or {name, kind, aliases}; name the thing the way the team does, and give its other names \
+as aliases ("billing service" with "billing-svc"). The server finds identifiers, paths, URLs, \
+handles, tickets and the names the scope already knows by itself.
 
 Returns the memory id; deduplicated=true when an identical memory already held this fact (your \
 write is recorded on it); similar_existing lists near duplicates (consider forgetting the older \

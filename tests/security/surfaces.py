@@ -133,14 +133,28 @@ API_ROWS = [
         "post",
         "memories",
         TEAM_WRITE,
-        {"content": "Lint runs on every push.", "kind": "convention", "scope": "{team}"},
+        {
+            "content": "Lint runs on every push.",
+            "kind": "convention",
+            "scope": "{team}",
+            "entities": [{"name": "lint job", "kind": "service", "aliases": ["linter"]}],
+        },
     ),
     _api(
         "api-memories-batch",
         "post",
         "memories/batch",
         expect(read_only=403),
-        {"items": [{"content": "Tests run in CI.", "kind": "fact", "scope": "{team}"}]},
+        {
+            "items": [
+                {
+                    "content": "Tests run in CI.",
+                    "kind": "fact",
+                    "scope": "{team}",
+                    "entities": ["CI"],
+                }
+            ]
+        },
         note="each item answers on its own: checked in the item",
     ),
     _api("api-memory", "get", "memories/{memory}", TEAM_READ),

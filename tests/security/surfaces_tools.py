@@ -20,7 +20,12 @@ TOOL_ROWS = [
     _tool(
         "remember",
         TOOL_WRITE,
-        {"content": "Lint runs on every push.", "kind": "convention", "scope": "{team}"},
+        {
+            "content": "Lint runs on every push.",
+            "kind": "convention",
+            "scope": "{team}",
+            "entities": [{"name": "lint job", "kind": "service"}, "linter"],
+        },
     ),
     _tool("recall", TOOL_READ, {"query": "vault word", "scopes": ["{team}"]}),
     _tool("build_context", TOOL_READ, {"topic": "vault word", "scopes": ["{team}"]}),
