@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("memories", "0030_memory_links"),
+        ("memories", "0031_entities"),
     ]
 
     operations = [
