@@ -68,6 +68,27 @@ def pytest_collection_modifyitems(config, items):
             _starts_a_process(chain[-1].func) for chain in definitions if chain
         ):
             item.add_marker("slow")
+    # Longest first: xdist hands tests out in this order, so the modules that start processes go
+    # to the workers at once and the in-process tests fill the gaps, instead of a long test
+    # starting last and holding up the end of the run. pytest-django has put the tests that use
+    # the database before those that flush it (transactional ones); that order is kept, since a
+    # flush empties what migrations seeded. Tests without the database may go anywhere.
+    slow_modules = {item.module.__name__ for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: _turn(item, slow=item.module.__name__ in slow_modules))
+
+
+def _turn(item, *, slow: bool) -> int:
+    """The test's place in the run: slow tests without the database, then the database tests
+    (slow first), then the transactional ones (slow first), then the rest."""
+    marker = item.get_closest_marker("django_db")
+    fixtures = set(getattr(item, "fixturenames", ()))
+    flushes = bool(marker and marker.kwargs.get("transaction")) or bool(
+        fixtures & {"transactional_db", "live_server"}
+    )
+    uses_db = flushes or marker is not None or "db" in fixtures
+    if not uses_db:
+        return 0 if slow else 5
+    return (3 if flushes else 1) + (0 if slow else 1)
 
 
 def pytest_sessionfinish(session, exitstatus):

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema, extend_schema_serializer
+from drf_spectacular.utils import extend_schema, extend_schema_field, extend_schema_serializer
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memories import selectors
+from memories.entities.given import ENTITIES_SCHEMA
 from memories.kinds import kind_for_slug
 from memories.models import AuthorKind, SourceKind, TranslationStatus
 from memories.schemas import (
@@ -43,6 +44,11 @@ from zeromemory.core.serializers import (
 BATCH_LIMIT = 100
 
 
+@extend_schema_field(ENTITIES_SCHEMA)
+class EntitiesField(serializers.JSONField):
+    """What a memory is about, as its writer names it: passed to the service as sent."""
+
+
 @extend_schema_serializer(component_name="RememberRequest")
 class RememberIn(StrictSerializer):
     content = StrictCharField(trim_whitespace=False, allow_blank=True)
@@ -55,6 +61,8 @@ class RememberIn(StrictSerializer):
     idempotency_key = StrictCharField(required=False, allow_null=True, max_length=200)
     absorb_similar = StrictBooleanField(required=False, default=False)
     author_kind = serializers.ChoiceField(choices=AuthorKind.choices, required=False)
+    # Checked by the write service (`memories.entities.given`), the same for every door.
+    entities = EntitiesField(required=False, allow_null=True)
 
     def to_request(self, *, source_kind: str = SourceKind.REMEMBER) -> RememberInput:
         return RememberInput(source_kind=source_kind, **self.validated_data)

@@ -11,7 +11,10 @@ so the facts a memory derives from its text cannot drift apart:
   from, and for text that is not English the translation's claim, queued on commit;
 - its embedding, and window embeddings for a text longer than the model's window;
 - the full-text search vector, which PostgreSQL derives from `content` itself (a generated
-  column, see models/memory.py): nothing here sets it.
+  column, see models/memory.py): nothing here sets it;
+- what it is about: the entities its text names, found without an LLM (`memories.entities`:
+  the detector, and one dictionary match over its scope's names and aliases per batch), with
+  those its writer, the extractor or the translator gave (`mentions_saved`).
 
 Two steps, so that a batch embeds in one model pass and the slow part runs before any lock:
 `derived_text` (and `derived_translation`, `derived_copy`) with `embed_derived` turn texts into
@@ -23,7 +26,7 @@ locked, the caller saves it), then `window_rows` or `windows_saved` once the row
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 
 from django.conf import settings
@@ -32,7 +35,11 @@ from django.utils.translation import gettext as _
 
 from memories.canonical.language import detect_language
 from memories.embeddings import Embedded, embed_contents
-from memories.models import Memory, MemoryWindow, TranslationStatus
+from memories.entities.detect import Found, scanned
+from memories.entities.given import GivenEntity
+from memories.entities.mentions import MentionWrite, mentions_written
+from memories.entities.names import text_keys
+from memories.models import Memory, MemoryWindow, MentionSource, TranslationStatus
 from zeromemory.core.errors import ValidationFailed
 from zeromemory.core.text import comparable
 
@@ -66,6 +73,18 @@ class Derived:
     translation_status: str
     original: str = ""  # the text this one was translated from, kept on the memory
     embedded: Embedded | None = None
+    # What the text names: the detector's findings and the word n-grams the dictionary match
+    # looks up (`mentions_saved`), computed with the rest, before any query.
+    entities_found: list[Found] = field(default_factory=list)
+    entity_keys: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.entity_keys:
+            # Proper names are read in English only: a text waiting for its translation is
+            # read again when the English is there.
+            english = self.translation_status != TranslationStatus.PENDING
+            self.entities_found, prose = scanned(self.content, names=english)
+            self.entity_keys = text_keys(prose)
 
 
 def derived_text(text: str) -> Derived:
@@ -152,6 +171,34 @@ def embedding_saved(*, memory: Memory, embedded: Embedded) -> None:
     memory.embedding = embedded.vector
     memory.save(update_fields=["embedding"])
     windows_saved(memory=memory, derived=embedded)
+
+
+@dataclass(frozen=True)
+class Mentioned:
+    """A saved memory, the facts of its text, and the entities a writer or an LLM pass gave."""
+
+    memory: Memory
+    derived: Derived
+    given: tuple[GivenEntity, ...] = ()
+    given_source: str = MentionSource.AGENT
+    detected: bool = True  # False: only the given ones (a write absorbed into another memory)
+
+
+def mentions_saved(items: list[Mentioned], *, by=None) -> None:
+    """Record what these saved memories are about, for the whole batch in a few statements."""
+    mentions_written(
+        [
+            MentionWrite(
+                memory=item.memory,
+                keys=item.derived.entity_keys if item.detected else {},
+                found=item.derived.entities_found if item.detected else [],
+                given=item.given,
+                given_source=item.given_source,
+            )
+            for item in items
+        ],
+        by=by,
+    )
 
 
 def translations_queued(memories: list[Memory]) -> None:

@@ -29,14 +29,17 @@ from pgvector.django import CosineDistance
 from memories import spend
 from memories.canonical.content import (
     Derived,
+    Mentioned,
     content_set,
     derived_translation,
     embed_derived,
+    mentions_saved,
     windows_saved,
 )
 from memories.canonical.translator import translate_to_english
+from memories.entities.given import GivenEntity
 from memories.jobs import Job, JobSettings, job_register
-from memories.models import LlmPath, Memory, TranslationStatus, ValidityEnd
+from memories.models import LlmPath, Memory, MentionSource, TranslationStatus, ValidityEnd
 from memories.state_rows import move_provenance, validity_close
 
 logger = logging.getLogger(__name__)
@@ -46,6 +49,7 @@ logger = logging.getLogger(__name__)
 class Translated:
     derived: Derived  # the English, embedded, with the original it was made from
     revision: int
+    entities: tuple[GivenEntity, ...] = ()  # what the translator says the memory is about
 
 
 OVER_BUDGET = "The scope's daily translation token budget is spent; translation resumes tomorrow."
@@ -69,7 +73,7 @@ def _translate(memory: Memory) -> Translated:
         translation.english, original=memory.content, lang=memory.content_lang
     )
     embed_derived([derived])
-    return Translated(derived, memory.content_revision)
+    return Translated(derived, memory.content_revision, translation.entities)
 
 
 def _apply(memory: Memory, translated: Translated) -> str:
@@ -83,9 +87,21 @@ def _apply(memory: Memory, translated: Translated) -> str:
     twin = _merge_target(memory, memory.embedding)
     if twin is not None:
         _merge_into(memory, twin)
-        return "merged"
-    memory.save()
-    return "done"
+    else:
+        memory.save()
+    # The English names what the original may have spelled otherwise: found again, with what
+    # the translator said the memory is about.
+    mentions_saved(
+        [
+            Mentioned(
+                memory=memory,
+                derived=translated.derived,
+                given=translated.entities,
+                given_source=MentionSource.TRANSLATOR,
+            )
+        ]
+    )
+    return "merged" if twin is not None else "done"
 
 
 def _merge_target(memory: Memory, vector: list[float]) -> Memory | None:

@@ -1,7 +1,8 @@
 """Translation of a memory's content into canonical English through the Anthropic Messages API.
 
 One request per call, with a forced tool call so that the English comes back as a structured
-field rather than as free text the model might decorate. A deterministic check follows: every
+field rather than as free text the model might decorate, with the entities the memory is about
+beside it (the same call: no other one is made for them). A deterministic check follows: every
 protected span of the original (code, identifiers, paths, URLs, quoted terms) has to appear
 unchanged in the English, since a translator that renames a function corrupts the memory.
 
@@ -19,6 +20,12 @@ from typing import Any
 from django.conf import settings
 
 from memories.canonical.protected import protected_spans
+from memories.entities.given import (
+    ENTITY_SCHEMA,
+    MAX_GIVEN_ENTITIES,
+    GivenEntity,
+    given_leniently,
+)
 from zeromemory.core.llm import LLMCallFailed, call_tool, shorten
 
 __all__ = ["TOOL_NAME", "Translation", "TranslationFailed", "translate_to_english"]
@@ -34,7 +41,15 @@ _TOOL: dict[str, Any] = {
             "english": {
                 "type": "string",
                 "description": "The whole memory in English, protected spans copied unchanged.",
-            }
+            },
+            "entities": {
+                "type": "array",
+                "items": ENTITY_SCHEMA,
+                "maxItems": MAX_GIVEN_ENTITIES,
+                "description": "What the memory is about: the people, teams, services, "
+                "repositories, files, libraries or tools, products, organisations, places and "
+                "named events it names, by their names as the English text writes them.",
+            },
         },
         "required": ["english"],
     },
@@ -57,8 +72,8 @@ character for character, even where they look like ordinary words; translate onl
 around them. Quotation marks around a term may follow English usage, the term inside may not \
 change.
 
-Reply only by calling the record_english_text tool with the complete English text. No notes, \
-explanations, alternatives or commentary."""
+Reply only by calling the record_english_text tool with the complete English text and the \
+entities the note is about. No notes, explanations, alternatives or commentary."""
 
 # Output budget: one token per source character covers dense scripts (a Chinese or Japanese
 # character often becomes a whole English word) and the JSON escaping of code, and the floor
@@ -77,6 +92,8 @@ TranslationFailed = LLMCallFailed
 class Translation:
     english: str
     tokens: int  # input and output tokens the call spent
+    # What the model says the memory is about (malformed entries dropped; never a failure).
+    entities: tuple[GivenEntity, ...] = ()
 
 
 def translate_to_english(*, text: str, source_lang: str) -> Translation:
@@ -101,7 +118,9 @@ def translate_to_english(*, text: str, source_lang: str) -> Translation:
             raise TranslationFailed(
                 f"translation dropped the protected span `{shorten(span, _MAX_SPAN_CHARS)}`"
             )
-    return Translation(english, call.input_tokens + call.output_tokens)
+    return Translation(
+        english, call.input_tokens + call.output_tokens, given_leniently(call.input.get("entities"))
+    )
 
 
 def _max_tokens(text: str) -> int:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memories.canonical.protected import mask_protected
+from memories.entities.given import GivenEntity, given_leniently
 from memories.kinds import kind_slugs
 from memories.models import ChunkSource
 from zeromemory.core.text import comparable
@@ -32,6 +33,8 @@ class Candidate:
     kind: str
     confidence: float
     evidence: str
+    # What the model says the memory is about; a malformed entry is dropped, not the memory.
+    entities: tuple[GivenEntity, ...] = ()
 
 
 def has_enough_prose(text: str) -> bool:
@@ -50,7 +53,13 @@ def _parsed(raw: Any) -> Candidate | None:
         return None
     if not 0 <= confidence <= 1:
         return None
-    return Candidate(content.strip(), kind.strip(), float(confidence), evidence.strip())
+    return Candidate(
+        content.strip(),
+        kind.strip(),
+        float(confidence),
+        evidence.strip(),
+        given_leniently(raw.get("entities")),
+    )
 
 
 def extractable_kinds() -> list[str]:

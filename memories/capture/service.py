@@ -108,6 +108,7 @@ def _remember(chunk: Chunk, kept: list, dropped: Counter) -> list[str]:
             author_kind=AuthorKind.CAPTURE,
             source_kind=SourceKind.EXTRACTION,
             chunk_id=chunk.id,
+            entities=candidate.entities,
             held_reason=hold_reason(
                 content=candidate.content, evidence=candidate.evidence, chunk_text=chunk.content
             ),

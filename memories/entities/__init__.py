@@ -1,2 +1,3 @@
-"""What memories are about and how they hang together, per scope: typed links between memories
-(`links`)."""
+"""What memories are about and how they hang together, per scope: entities found on every write
+without an LLM, and the dictionary match the read path uses (`detect`, `names`, `dictionary`,
+`mentions`, `services`); typed links between memories (`links`)."""

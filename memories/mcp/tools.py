@@ -17,10 +17,11 @@ from typing import Annotated, Any
 from django.conf import settings
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from memories.capture.ingest import IngestInput, chunk_ingest
 from memories.capture.schemas import IngestOut
+from memories.entities.given import MAX_GIVEN_ALIASES, MAX_GIVEN_ENTITIES
 from memories.mcp import contract
 from memories.mcp.curation_tools import CURATION_TOOLS
 from memories.mcp.history_tools import HISTORY_TOOLS
@@ -33,7 +34,7 @@ from memories.mcp.resources import add_resources, memory_links
 from memories.mcp.rules_tools import RULE_TOOLS, RULES_URI, RulesInInstructions, rules_resource
 from memories.mcp.scope_tools import SCOPE_TOOLS
 from memories.mcp.server import ZeroMemoryServer, memory_to_change, run_tool
-from memories.models import SourceKind, TranslationStatus
+from memories.models import ENTITY_NAME_MAX_CHARS, EntityKind, SourceKind, TranslationStatus
 from memories.recall import context, inputs
 from memories.recall.recall import answer_recall
 from memories.schemas import ContextOut, MemoryOut, RecallOut, RememberOut, RememberToolOut
@@ -49,6 +50,18 @@ SERVER_VERSION = "0.1.0"
 MemoryId = Annotated[
     str, Field(max_length=40, description="A memory id from remember, recall or build_context.")
 ]
+
+
+class EntityArgument(BaseModel):
+    """An entity the memory is about, with its kind and other names."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(max_length=ENTITY_NAME_MAX_CHARS)
+    kind: EntityKind | None = None
+    aliases: list[Annotated[str, Field(max_length=ENTITY_NAME_MAX_CHARS)]] = Field(
+        default_factory=list, max_length=MAX_GIVEN_ALIASES
+    )
 
 
 PENDING_NOTICE = (
@@ -83,6 +96,15 @@ async def remember(
     conversation_id: Annotated[str | None, Field(max_length=200)] = None,
     source_path: Annotated[str | None, Field(max_length=1000)] = None,
     idempotency_key: Annotated[str | None, Field(max_length=200)] = None,
+    entities: Annotated[
+        list[Annotated[str, Field(max_length=ENTITY_NAME_MAX_CHARS)] | EntityArgument] | None,
+        Field(
+            max_length=MAX_GIVEN_ENTITIES,
+            description="What the memory is about (a service, a person, a repository, a file), "
+            "as names or {name, kind, aliases}. Optional: the server also finds identifiers, "
+            "paths, URLs, handles, tickets and the names the scope already knows.",
+        ),
+    ] = None,
 ) -> Annotated[CallToolResult, RememberToolOut]:
     request = RememberInput(
         content=content,
@@ -93,6 +115,12 @@ async def remember(
         source_path=source_path or "",
         idempotency_key=idempotency_key,
         source_kind=SourceKind.REMEMBER,
+        entities=None
+        if entities is None
+        else [
+            item if isinstance(item, str) else item.model_dump(exclude_none=True, mode="json")
+            for item in entities
+        ],
     )
 
     def work(actor: Actor) -> RememberToolOut:
@@ -108,8 +136,7 @@ async def remember(
 # whose schema is the tool's input schema (`READ_REQUESTS`, `ZeroMemoryServer.add_tool`).
 async def recall(ctx: Context, arguments: dict[str, Any]) -> Annotated[CallToolResult, RecallOut]:
     def work(actor: Actor) -> RecallOut:
-        hits = answer_recall(actor=actor, arguments=arguments)
-        return RecallOut(query=arguments["query"], results=hits)
+        return answer_recall(actor=actor, arguments=arguments).answer(arguments["query"])
 
     return await run_tool(ctx, work, memory_links)
 

@@ -24,6 +24,16 @@ from memories.models.conflict import (
     Relation,
     Resolution,
 )
+from memories.models.entities import (
+    ENTITY_NAME_MAX_CHARS,
+    Entity,
+    EntityAlias,
+    EntityKind,
+    EntityMention,
+    EntityMerge,
+    EntitySplit,
+    MentionSource,
+)
 from memories.models.insights import (
     DailyFigures,
     DailyRecalled,
@@ -48,6 +58,7 @@ from memories.models.validity import ValidityEnd, ValidityPeriod, ValidityStart
 
 __all__ = [
     "AUTHOR_RANKS",
+    "ENTITY_NAME_MAX_CHARS",
     "EMBEDDING_DIMENSIONS",
     "ActivityLog",
     "ActivityOperation",
@@ -60,6 +71,12 @@ __all__ = [
     "DailyFigures",
     "DailyRecalled",
     "DailyVisitor",
+    "Entity",
+    "EntityAlias",
+    "EntityKind",
+    "EntityMention",
+    "EntityMerge",
+    "EntitySplit",
     "EmptyRead",
     "LastVisit",
     "LinkType",
@@ -79,6 +96,7 @@ __all__ = [
     "MemoryState",
     "MemoryVersion",
     "MemoryWindow",
+    "MentionSource",
     "Provenance",
     "PurgeRecord",
     "Relation",

@@ -36,7 +36,7 @@ from memories.models import (
 )
 from memories.portability import format as fmt
 from memories.portability.guard import held_to_remember, refuse_unstorable
-from memories.portability.incoming import ID_PART, Archive, ConflictIn, MemoryIn
+from memories.portability.incoming import ID_PART, Archive, ConflictIn, EntityIn, MemoryIn
 from zeromemory.core.errors import DomainError, ValidationFailed
 from zeromemory.core.secrets import refuse_secrets
 
@@ -78,7 +78,7 @@ def _check_entries(archive: zipfile.ZipFile, max_total: int) -> list[zipfile.Zip
         if name in seen:
             raise BadArchive(_("%(p)s appears twice.") % {"p": name[:200]})
         seen.add(name)
-        if name not in (fmt.MANIFEST, fmt.CONFLICTS) and not _PATH.match(name):
+        if name not in (fmt.MANIFEST, fmt.CONFLICTS, fmt.ENTITIES) and not _PATH.match(name):
             raise BadArchive(_("%(p)s is not a path of the export format.") % {"p": name[:200]})
         if info.flag_bits & 0x1:
             raise BadArchive(_("%(p)s is encrypted.") % {"p": name})
@@ -129,6 +129,15 @@ def _parse(path: str, data: bytes) -> Any:
                     raise ValueError(f"{conflict.id}.rationale is longer than a memory may be")
                 refuse_secrets({f"{conflict.id}.rationale": conflict.rationale})
             return conflicts
+        if path == fmt.ENTITIES:
+            items = json.loads(data)
+            refuse_unstorable(items)
+            if not isinstance(items, list):
+                raise ValueError("entities.json is not a list")
+            entities = [EntityIn.model_validate(item) for item in items]
+            for entity in entities:
+                refuse_secrets({"entities": " ".join([entity.name, *entity.aliases])})
+            return entities
         fields, body = fmt.split_memory_file(data)
         refuse_unstorable(fields)
         refuse_unstorable(body, "the body")
@@ -147,6 +156,7 @@ def _parse(path: str, data: bytes) -> Any:
     ):
         raise BadArchive(_("%(p)s does not hold the memory its path names.") % {"p": path})
     try:
+        refuse_secrets({"entities": " ".join(mention.name for mention in memory.entities)})
         return held_to_remember(memory.model_copy(update={"content": body, "path": path}))
     except DomainError as exc:
         raise _refused(path, exc) from None
@@ -171,6 +181,7 @@ def read_archive(upload: IO[bytes], *, max_total: int | None = None) -> Archive:
                 raise BadArchive(_("The manifest does not list exactly the archive's files."))
             memories: list[MemoryIn] = []
             conflicts: list[ConflictIn] = []
+            entities: list[EntityIn] = []
             for name in sorted(by_name):
                 data = _read(archive, by_name[name], budget)
                 if hashlib.sha256(data).hexdigest() != listed[name]:
@@ -178,11 +189,13 @@ def read_archive(upload: IO[bytes], *, max_total: int | None = None) -> Archive:
                 parsed = _parse(name, data)
                 if name == fmt.CONFLICTS:
                     conflicts = parsed
+                elif name == fmt.ENTITIES:
+                    entities = parsed
                 else:
                     memories.append(parsed)
         except (zipfile.BadZipFile, EOFError, OSError, NotImplementedError) as exc:
             raise BadArchive(_("The archive is damaged: %(e)s") % {"e": str(exc)[:200]}) from None
-    return Archive(manifest=manifest, memories=memories, conflicts=conflicts)
+    return Archive(manifest=manifest, memories=memories, conflicts=conflicts, entities=entities)
 
 
 def check_references(archive: Archive) -> None:

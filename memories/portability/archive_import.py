@@ -25,6 +25,10 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from memories.entities.given import GivenEntity, given_leniently
+from memories.entities.mentions import MentionWrite, entities_ensured, mentions_written
+from memories.entities.names import name_key
+from memories.entities.services import entity_merge
 from memories.models import (
     Conflict,
     ConflictAction,
@@ -32,6 +36,7 @@ from memories.models import (
     Memory,
     MemoryLink,
     MemoryVersion,
+    MentionSource,
     Relation,
     Resolution,
     authenticated_author_kind,
@@ -44,7 +49,7 @@ from memories.portability.imported import (
     retimed,
     write_memories,
 )
-from memories.portability.incoming import Archive, ConflictIn, MemoryIn
+from memories.portability.incoming import Archive, ConflictIn, EntityIn, MemoryIn
 from memories.portability.periods import write_validity
 from scopes.models import Scope
 from zeromemory.core.actor import Actor
@@ -176,6 +181,63 @@ def _write_conflicts(scope: Scope, conflicts: list[ConflictIn], created: dict[st
     return written
 
 
+def _given(name: str, kind: str, aliases: list[str]) -> GivenEntity | None:
+    """An archive's entity as a writer's, or None when it is not one this server keeps."""
+    found = given_leniently([{"name": name, "kind": kind or None, "aliases": aliases[:10]}])
+    if not found:
+        found = given_leniently([{"name": name}])
+    return found[0] if found else None
+
+
+def _write_entities(
+    actor: Actor, scope: Scope, entities: list[EntityIn], fresh: list[MemoryWrite], created
+) -> None:
+    """The archive's entities (with their aliases and standing merges) and its memories'
+    mentions, in the scope; each new memory's text is read for entities as any write's is."""
+    listed = [
+        given
+        for entity in entities
+        if (given := _given(entity.name, entity.kind, entity.aliases)) is not None
+    ]
+    known = entities_ensured(
+        scope_id=scope.id, given=listed, source=MentionSource.IMPORT, by=actor.user
+    )
+    for entity in entities:
+        if entity.merged_into is None:
+            continue
+        merged = known.get(name_key(entity.name))
+        survivor = known.get(name_key(entity.merged_into))
+        if merged and survivor and merged.id != survivor.id and merged.merged_into_id is None:
+            entity_merge(actor=actor, merged=merged, survivor=survivor)
+    aliases = {name_key(entity.name): entity.aliases for entity in entities}
+    writes = []
+    for write in fresh:
+        memory = created[write.item.id]
+        if getattr(memory, "imported", False) and write.derived:
+            writes.append(
+                MentionWrite(
+                    memory=memory,
+                    keys=write.derived.entity_keys,
+                    found=write.derived.entities_found,
+                )
+            )
+        # The archive's mentions keep the source it names (who said the memory is about
+        # what), an unknown one counting as the import's.
+        by_source: dict[str, list[GivenEntity]] = {}
+        for mention in write.item.entities:
+            found = _given(mention.name, mention.kind, aliases.get(name_key(mention.name), []))
+            if found is not None:
+                source = mention.source
+                if source not in MentionSource.values:
+                    source = MentionSource.IMPORT
+                by_source.setdefault(source, []).append(found)
+        writes += [
+            MentionWrite(memory=memory, keys={}, found=[], given=tuple(given), given_source=source)
+            for source, given in by_source.items()
+        ]
+    mentions_written(writes, by=actor.user)
+
+
 def archive_import(
     *,
     actor: Actor,
@@ -228,6 +290,7 @@ def archive_import(
             _write_typed_links(actor, scope, items, created)
             write_validity(items, created)
             written = _write_conflicts(scope, conflicts, created)
+            _write_entities(actor, scope, archive.entities, fresh, created)
             ImportedMemory.objects.bulk_create(
                 (
                     ImportedMemory(scope=scope, origin_id=item.id, memory=created[item.id])

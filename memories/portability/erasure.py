@@ -18,7 +18,7 @@ from django.contrib.admin.models import LogEntry
 from django.contrib.auth.models import AbstractBaseUser
 from django.contrib.contenttypes.models import ContentType
 from django.db import connection, transaction
-from django.db.models import CharField, Q, QuerySet
+from django.db.models import CharField, F, Func, Q, QuerySet, Value
 from django.db.models.functions import Cast
 from django.dispatch import receiver
 from django.utils.translation import gettext as _
@@ -29,6 +29,10 @@ from memories.models import (
     Conflict,
     ConflictAction,
     DailyVisitor,
+    Entity,
+    EntityMention,
+    EntityMerge,
+    EntitySplit,
     ExportJob,
     ExportTicket,
     IdempotencyRecord,
@@ -101,6 +105,9 @@ def erase_memories(memories: QuerySet[Memory]) -> None:
         object_id__in=memories.annotate(key=Cast("id", CharField())).values("key"),
     ).delete()
     Memory.objects.filter(superseded_by__in=ids).exclude(id__in=ids).update(superseded_by=None)
+    named = list(
+        EntityMention.objects.filter(memory__in=ids).values_list("entity_id", flat=True).distinct()
+    )
     ConflictAction.objects.filter(Q(retired__in=ids) | Q(kept__in=ids)).delete()
     Conflict.objects.filter(Q(memory_a__in=ids) | Q(memory_b__in=ids)).delete()
     # Every table with a foreign key to a memory, found from the models rather than listed here:
@@ -119,14 +126,39 @@ def erase_memories(memories: QuerySet[Memory]) -> None:
     memories.update(superseded_by=None)
     with connection.cursor() as cursor:
         cursor.execute(f"DELETE FROM memories_memory WHERE id IN ({ids_sql})", ids_params)  # noqa: S608 - the ORM's own SQL
+    _orphans_erase(named)
+
+
+def _orphans_erase(entity_ids: list[int]) -> None:
+    """The entities only erased memories named: their names go too (a name is what a memory
+    said), with the merges and splits that involved them. One another entity is still merged
+    into stays: that one's memories name it."""
+    orphans = Entity.objects.filter(id__in=entity_ids, mentions__isnull=True, merged__isnull=True)
+    orphan_ids = list(orphans.values_list("id", flat=True))
+    if not orphan_ids:
+        return
+    EntityMerge.objects.filter(Q(merged__in=orphan_ids) | Q(survivor__in=orphan_ids)).delete()
+    EntitySplit.objects.filter(Q(source__in=orphan_ids) | Q(created__in=orphan_ids)).delete()
+    Entity.objects.filter(id__in=orphan_ids).update(merged_into=None)
+    Entity.objects.filter(id__in=orphan_ids).delete()
 
 
 @receiver(scope_erasing, dispatch_uid="memories_scope_erasing")
 def scope_rows_erase(sender, scope: Scope, **kwargs) -> None:
-    erase_memories(Memory.objects.filter(scope=scope))
+    erase_memories(Memory.objects.filter(scope=scope))  # their mentions go with them
+    # The scope's entities, their aliases and the merges and splits that reshaped them.
+    EntityMerge.objects.filter(scope=scope).delete()
+    EntitySplit.objects.filter(scope=scope).delete()
+    Entity.objects.filter(scope=scope).update(merged_into=None)
+    Entity.objects.filter(scope=scope).delete()
     Conflict.objects.filter(scope=scope).delete()
     Chunk.objects.filter(scope=scope).delete()
     ActivityLog.objects.filter(scopes__contains=[scope.public_id]).delete()
+    # A read across all of a person's scopes searched this one too: its key leaves those rows
+    # (the insights would attribute them to a scope that is gone).
+    ActivityLog.objects.filter(searched_scopes__contains=[scope.pk]).update(
+        searched_scopes=Func(F("searched_scopes"), Value(scope.pk), function="array_remove")
+    )
     IdempotencyRecord.objects.filter(answer__scope=scope.public_id).delete()
     ExportTicket.objects.filter(scopes__contains=[scope.public_id]).delete()
     export_files_forget(ExportJob.objects.filter(scope=scope))

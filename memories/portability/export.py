@@ -21,9 +21,9 @@ from typing import Any
 
 from django.db.models import Prefetch
 
-from memories.models import Conflict, ConflictAction, Memory
+from memories.models import Conflict, ConflictAction, Entity, Memory
 from memories.portability import format as fmt
-from memories.portability.fields import conflict_fields
+from memories.portability.fields import conflict_fields, entity_fields
 from memories.portability.rows import PAGE, memory_rows
 from memories.portability.zipstream import ZipStream
 from scopes.models import Scope
@@ -79,6 +79,16 @@ def _conflicts(scopes: list[Scope]) -> list[dict[str, Any]]:
         .order_by("public_id")
     )
     return [conflict_fields(conflict) for conflict in rows.iterator(chunk_size=PAGE)]
+
+
+def _entities(scopes: list[Scope]) -> list[dict[str, Any]]:
+    rows = (
+        Entity.objects.filter(scope__in=scopes)
+        .select_related("scope", "merged_into")
+        .prefetch_related("aliases")
+        .order_by("scope__public_id", "name", "public_id")
+    )
+    return [entity_fields(entity) for entity in rows.iterator(chunk_size=PAGE)]
 
 
 class _Files:
@@ -172,6 +182,10 @@ def _zip_pieces(
         counts[by_public[conflict["scope"]]].conflicts += 1
     yield entry(fmt.CONFLICTS, fmt.json_file(conflicts))
     del conflicts
+    entities = _entities(scope_list)
+    if entities:
+        yield entry(fmt.ENTITIES, fmt.json_file(entities))
+    del entities
     for scope, path, data in _memory_entries(directories, live=True):
         counts[scope.id].memories += 1
         written += 1

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from memories.models import Conflict, ConflictAction, MemoryState
@@ -73,6 +73,7 @@ LINK_COLUMNS = (
     "removed_at",
     "removed_by__username",
 )
+MENTION_COLUMNS = ("memory_id", "entity__name", "entity__kind", "source", "surface")
 PERIOD_COLUMNS = (
     "memory_id",
     "valid_from",
@@ -118,6 +119,11 @@ def version_fields(row: tuple) -> dict[str, Any]:
     }
 
 
+def mention_fields(row: tuple) -> dict[str, Any]:
+    _, name, kind, source, surface = row
+    return {"name": name, "kind": kind, "source": source, "surface": surface}
+
+
 def period_fields(row: tuple) -> dict[str, Any]:
     _, start, until, started, ended, started_by, ended_by, replaced_by = row
     return {
@@ -154,6 +160,7 @@ class Related:
     supersedes: list[str]
     disputed: list[str]
     links: list[dict[str, Any]]  # the typed links it makes
+    entities: list[dict[str, Any]] = field(default_factory=list)
 
 
 def memory_fields(row: tuple, *, scope_id: str, related: Related) -> dict[str, Any]:
@@ -180,7 +187,7 @@ def memory_fields(row: tuple, *, scope_id: str, related: Related) -> dict[str, A
         superseded_by,
         superseded_at,
     ) = row
-    first = next((row["author"] for row in related.provenance if not row["absorbed"]), "")
+    first = next((item["author"] for item in related.provenance if not item["absorbed"]), "")
     forgotten = None
     if forgotten_at is not None:
         forgotten = {"at": fmt.when(forgotten_at), "reason": forgotten_reason, "by": forgotten_by}
@@ -211,6 +218,8 @@ def memory_fields(row: tuple, *, scope_id: str, related: Related) -> dict[str, A
     }
     if related.links:  # written only when there are any, so archives without stay the same bytes
         fields["links"] = related.links
+    if related.entities:  # written only when there are any, so archives without stay the same
+        fields["entities"] = related.entities
     return fields
 
 
@@ -247,4 +256,17 @@ def conflict_fields(conflict: Conflict) -> dict[str, Any]:
         "created": fmt.when(conflict.created_at),
         "judged": fmt.when(conflict.judged_at),
         "actions": [_action_fields(action) for action in conflict.actions.all()],
+    }
+
+
+def entity_fields(entity: Any) -> dict[str, Any]:
+    """An entity of an exported scope, its aliases (its own name first) and the entity it is
+    merged into while that merge stands."""
+    aliases = sorted(alias.alias for alias in entity.aliases.all() if alias.alias != entity.name)
+    return {
+        "scope": entity.scope.public_id,
+        "name": entity.name,
+        "kind": entity.kind,
+        "aliases": aliases,
+        "merged_into": entity.merged_into.name if entity.merged_into_id else None,
     }

@@ -1,7 +1,8 @@
 """The export format, version 1: what each file of an archive holds and how it is written.
 
 An archive is a zip. Its entries, in this order: every memory file in sorted path order
-(`archive/…` for forgotten and superseded memories, then `conflicts.json`, then `memories/…`),
+(`archive/…` for forgotten and superseded memories, then `conflicts.json`, then `entities.json`
+when the scopes have entities, then `memories/…`),
 and `manifest.json` last, which names the format version and the sha256 of every other entry.
 A memory file is YAML front matter between `---` lines (one `key: value` line per field,
 the value in YAML's flow style, which JSON is) and the canonical content as the body.
@@ -26,6 +27,8 @@ FORMAT_NAME = "zero-memory-export"
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
 CONFLICTS = "conflicts.json"
+# The exported scopes' entities with their aliases, when they have any (after conflicts.json).
+ENTITIES = "entities.json"
 LIVE_DIR = "memories"
 ARCHIVE_DIR = "archive"
 
@@ -50,6 +53,7 @@ SERVER_ASSIGNED = [
     "conflict.challenged_by",
     "conflict.actions[].by",
     "conflict.actions[].undone_by",
+    "entity.scope",
 ]
 
 

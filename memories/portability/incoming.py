@@ -114,8 +114,24 @@ class MemoryIn(_Strict):
     versions: list[VersionIn] = []
     validity: list[PeriodIn] = []  # absent in archives written before validity was kept
     links: list[LinkIn] = []  # absent in archives without typed links
+    entities: list[MentionIn] = []  # absent in archives written before entities were kept
     content: str = ""  # the body, set by the reader
     path: str = ""  # the file it came from, set by the reader
+
+
+class MentionIn(_Strict):
+    name: str = Field(max_length=200)
+    kind: str = Field("", max_length=16)
+    source: str = Field("", max_length=16)
+    surface: str = Field("", max_length=200)
+
+
+class EntityIn(_Strict):
+    scope: str = Field("", max_length=40)
+    name: str = Field(max_length=200)
+    kind: str = Field("", max_length=16)
+    aliases: list[Annotated[str, Field(max_length=200)]] = Field([], max_length=1000)
+    merged_into: str | None = Field(None, max_length=200)
 
 
 class ActionIn(_Strict):
@@ -151,3 +167,4 @@ class Archive(BaseModel):
     manifest: dict[str, Any]
     memories: list[MemoryIn]
     conflicts: list[ConflictIn]
+    entities: list[EntityIn] = []

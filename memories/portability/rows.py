@@ -18,6 +18,7 @@ from django.db.models.expressions import RawSQL
 from memories.models import (
     Conflict,
     ConflictStatus,
+    EntityMention,
     Memory,
     MemoryLink,
     MemoryVersion,
@@ -27,12 +28,14 @@ from memories.models import (
 from memories.portability.fields import (
     LINK_COLUMNS,
     MEMORY_COLUMNS,
+    MENTION_COLUMNS,
     PERIOD_COLUMNS,
     PROVENANCE_COLUMNS,
     VERSION_COLUMNS,
     Related,
     link_fields,
     memory_fields,
+    mention_fields,
     period_fields,
     provenance_fields,
     version_fields,
@@ -96,6 +99,13 @@ def _related(ids: list[int]) -> Iterator[tuple[int, Related]]:
     later = Memory.objects.filter(superseded_by_id__in=page)
     for newer, public_id in later.values_list("superseded_by_id", "public_id"):
         supersedes[newer].append(public_id)
+    mentions = _grouped(
+        EntityMention.objects.filter(memory_id__in=page).order_by(
+            "memory_id", "entity__name", "source", "id"
+        ),
+        MENTION_COLUMNS,
+        mention_fields,
+    )
     disputes = _disputes(ids)
     for memory_id in ids:
         yield (
@@ -107,6 +117,7 @@ def _related(ids: list[int]) -> Iterator[tuple[int, Related]]:
                 supersedes=sorted(supersedes.get(memory_id, [])),
                 disputed=disputes.get(memory_id, []),
                 links=typed_links.get(memory_id, []),
+                entities=mentions.get(memory_id, []),
             ),
         )
 

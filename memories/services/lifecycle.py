@@ -8,10 +8,12 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from memories.canonical.content import (
+    Mentioned,
     clean_content,
     content_set,
     derived_text,
     embed_derived,
+    mentions_saved,
     translations_queued,
     windows_saved,
 )
@@ -88,6 +90,8 @@ def memory_edit(
             raise _duplicate_conflict(memory) from None
         memory.refresh_from_db()
         if changed_content:
+            # The new text's entities join the old ones' (mentions are what was said of it).
+            mentions_saved([Mentioned(memory=memory, derived=derived)], by=actor.user)
             translations_queued([memory])
     return memory
 

@@ -28,10 +28,12 @@ from memories.activity.logged import activity_logged
 from memories.activity.models import ActivityOperation, ActivityOutcome
 from memories.canonical.content import (
     Derived,
+    Mentioned,
     clean_content,
     content_set,
     derived_copy,
     embed_derived,
+    mentions_saved,
     translations_queued,
     window_rows,
 )
@@ -243,6 +245,15 @@ def _relocate(
                         replaced_by=written,
                     )
                 done.append(Relocated(original, written, deduplicated))
+            # What each copy is about, in its new scope: its text read again there.
+            mentions_saved(
+                [
+                    Mentioned(memory=item.memory, derived=derived)
+                    for item, derived in zip(done, copies, strict=True)
+                    if not item.deduplicated
+                ],
+                by=actor.user,
+            )
         entry.record(
             scopes=[to.public_id],
             results=[{"id": r.memory.public_id, "deduplicated": r.deduplicated} for r in done],

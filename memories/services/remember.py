@@ -25,13 +25,16 @@ from django.utils.translation import gettext as _
 from memories.activity.logged import logs_remember
 from memories.canonical.content import (
     Derived,
+    Mentioned,
     clean_content,
     content_set,
     derived_text,
     embed_derived,
+    mentions_saved,
     translations_queued,
     window_rows,
 )
+from memories.entities.given import GivenEntity, given_entities
 from memories.kinds import kind_for_slug
 from memories.models import (
     AUTHOR_RANKS,
@@ -41,6 +44,7 @@ from memories.models import (
     IdempotencyRecord,
     Memory,
     MemoryWindow,
+    MentionSource,
     Provenance,
     Relation,
     SourceKind,
@@ -73,6 +77,9 @@ class RememberInput:
     chunk_id: int | None = None  # the captured chunk an extraction took this memory from
     # Capture's reason to hold the memory for review: it is stored forgotten, with a review item.
     held_reason: str = ""
+    # What the memory is about, as its writer names it (names, or {name, kind, aliases}); checked
+    # by `entities.given`. The text's own entities are found whatever this says.
+    entities: Any = None
 
 
 @dataclass
@@ -85,6 +92,7 @@ class Prepared:
     derived: Derived
     verbatim: str
     author_kind: str
+    given: tuple[GivenEntity, ...] = ()
 
     @property
     def key(self) -> tuple[int, str]:
@@ -163,13 +171,25 @@ def prepare(actor: Actor, request: RememberInput, scope: Scope) -> Prepared:
     )
     derived = derived_text(clean_content(request.content))
     kind_for_slug(request.kind)
+    given = given_entities(request.entities)
+    refuse_secrets(
+        {"entities": " ".join(name for item in given for name in (item.name, *item.aliases))}
+    )
     return Prepared(
         request=request,
         scope=scope,
         derived=derived,
         verbatim=(request.verbatim or "").strip(),
         author_kind=_author_kind(actor, request.author_kind),
+        given=given,
     )
+
+
+# Whose word a given entity is, by the door the write came through.
+_GIVEN_SOURCE = {
+    SourceKind.EXTRACTION: MentionSource.EXTRACTOR,
+    SourceKind.IMPORT: MentionSource.IMPORT,
+}
 
 
 @dataclass
@@ -304,6 +324,22 @@ def _commit(
             provenance.append(_provenance_row(actor, item, memory, absorbed=absorbed))
             items[index].result = result
         Provenance.objects.bulk_create(provenance)
+        # What each memory is about: the new ones' texts, and what every writer named (an
+        # absorbed write's names join the memory that absorbed it).
+        mentions_saved(
+            [
+                Mentioned(
+                    memory=items[index].result.memory,
+                    derived=item.derived,
+                    given=item.given,
+                    given_source=_GIVEN_SOURCE.get(item.request.source_kind, MentionSource.AGENT),
+                    detected=index in created,
+                )
+                for index, item in prepared.items()
+                if index in created or item.given
+            ],
+            by=actor.user,
+        )
         validity_written(memories=list(created.values()), by=actor.user)
         memories_confirmed(ids={row.memory.pk for row in provenance if row.absorbed})
         Conflict.objects.bulk_create(

@@ -133,6 +133,13 @@ def comparable(data: bytes) -> dict[str, object]:
     assigned = set(manifest["server_assigned"])
     out: dict[str, object] = {}
     for name, body in files.items():
+        if name == fmt.ENTITIES:
+            entities = json.loads(body)
+            for entity in entities:
+                assert "entity.scope" in assigned
+                entity.pop("scope")
+            out[name] = entities
+            continue
         if name == fmt.CONFLICTS:
             conflicts = json.loads(body)
             for conflict in conflicts:

@@ -45,6 +45,14 @@ def scan_tasks(*, keys: dict[str, set[int]], strings: set[str]) -> list[str]:
     return found
 
 
+# The integer arrays of keys, and the table whose keys each holds (a scope's key that happens to
+# equal a deleted memory's is no leak).
+ARRAY_KEYS = {
+    ("memories_activitylog", "searched_scopes"): "scopes_scope",
+    ("memories_activitylog", "pending_recalls"): "memories_memory",
+}
+
+
 def scan(*, keys: dict[str, set[int]], strings: set[str]) -> list[str]:
     """Every row of every table that holds one of `keys` (table → primary keys) in a foreign
     key or an integer array, or one of `strings` in any column (as text); and django-q2's rows
@@ -71,13 +79,17 @@ def scan(*, keys: dict[str, set[int]], strings: set[str]) -> list[str]:
                 )
                 if cursor.fetchone()[0]:
                     found.append(f"{table}.{name} holds a deleted text or id")
-                if column.type_code == 1016 and keys.get("memories_memory"):  # bigint[]
-                    cursor.execute(
-                        f'SELECT count(*) FROM "{table}" WHERE "{name}" && %s::bigint[]',  # noqa: S608
-                        [sorted(keys["memories_memory"])],
-                    )
-                    if cursor.fetchone()[0]:
-                        found.append(f"{table}.{name} holds a deleted memory's key")
+                if column.type_code == 1016:  # bigint[]: keys of the table it holds
+                    target = ARRAY_KEYS.get((table, name))
+                    if target is None:
+                        found.append(f"{table}.{name}: an array of keys not in ARRAY_KEYS")
+                    elif keys.get(target):
+                        cursor.execute(
+                            f'SELECT count(*) FROM "{table}" WHERE "{name}" && %s::bigint[]',  # noqa: S608
+                            [sorted(keys[target])],
+                        )
+                        if cursor.fetchone()[0]:
+                            found.append(f"{table}.{name} holds a deleted {target} key")
     return found
 
 

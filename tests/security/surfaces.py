@@ -133,14 +133,28 @@ API_ROWS = [
         "post",
         "memories",
         TEAM_WRITE,
-        {"content": "Lint runs on every push.", "kind": "convention", "scope": "{team}"},
+        {
+            "content": "Lint runs on every push.",
+            "kind": "convention",
+            "scope": "{team}",
+            "entities": [{"name": "lint job", "kind": "service", "aliases": ["linter"]}],
+        },
     ),
     _api(
         "api-memories-batch",
         "post",
         "memories/batch",
         expect(read_only=403),
-        {"items": [{"content": "Tests run in CI.", "kind": "fact", "scope": "{team}"}]},
+        {
+            "items": [
+                {
+                    "content": "Tests run in CI.",
+                    "kind": "fact",
+                    "scope": "{team}",
+                    "entities": ["CI"],
+                }
+            ]
+        },
         note="each item answers on its own: checked in the item",
     ),
     _api("api-memory", "get", "memories/{memory}", TEAM_READ),
@@ -234,6 +248,14 @@ API_ROWS = [
         ACCOUNT_READ,
         {"query": "heliotrope vault word", "as_of": "{as_of}"},
         note="as_of over all readable scopes",
+    ),
+    _api(
+        "api-recall",
+        "post",
+        "recall",
+        TEAM_READ,
+        {"query": "vault word", "scopes": ["{team}"], "nearest": True},
+        note="nearest: the nearest anyway, in the scopes readable now",
     ),
     _api(
         "api-context", "post", "context", TEAM_READ, {"topic": "vault word", "scopes": ["{team}"]}

@@ -1,0 +1,82 @@
+"""The dictionary match: which of a scope's entities a text names, by its names and aliases.
+
+A text is cut into its word n-grams (`names.text_keys`); together with what the detector found,
+they are looked up in one indexed query of `EntityAlias` (unique per scope and key), and each
+alias resolves to its entity, following merges. The write path (`mentions.mentions_written`) and
+the read path (`entities_named`, for recall) share it; neither calls an LLM.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from django.db.models.expressions import RawSQL
+
+from memories.entities.detect import scanned
+from memories.entities.names import dictionary_hits, text_keys
+from memories.models import Entity, EntityAlias
+
+# A chain of merges is short (each one a person's decision); the bound only stops a cycle that
+# a concurrent pair of merges might leave.
+_MAX_MERGE_HOPS = 16
+
+
+def aliases_found(pairs: set[tuple[int, str]]) -> dict[tuple[int, str], EntityAlias]:
+    """The alias rows of these (scope id, key) pairs that exist, with their entities: one query."""
+    if not pairs:
+        return {}
+    # The keys as one array parameter: an `IN (%s, %s, …)` of a text's hundred n-grams costs
+    # more to build than the indexed lookup takes to run.
+    rows = EntityAlias.objects.filter(
+        scope_id__in=sorted({scope_id for scope_id, _ in pairs}),
+        normalized__in=RawSQL("SELECT unnest(%s::text[])", (sorted({key for _, key in pairs}),)),
+    ).select_related("entity")
+    return {
+        (row.scope_id, row.normalized): row
+        for row in rows
+        if (row.scope_id, row.normalized) in pairs
+    }
+
+
+def resolved(entities: Iterable[Entity]) -> dict[int, Entity]:
+    """Each entity's id mapped to the entity it stands for now: itself, or the survivor of the
+    merges that folded it (one more query per hop not already in hand, usually none)."""
+    known = {entity.id: entity for entity in entities}
+    for _ in range(_MAX_MERGE_HOPS):
+        missing = {
+            entity.merged_into_id
+            for entity in known.values()
+            if entity.merged_into_id and entity.merged_into_id not in known
+        }
+        if not missing:
+            break
+        known.update(Entity.objects.in_bulk(missing))
+    answer = {}
+    for entity_id, entity in known.items():
+        current, hops = entity, 0
+        while current.merged_into_id and current.merged_into_id in known and hops < _MAX_MERGE_HOPS:
+            current, hops = known[current.merged_into_id], hops + 1
+        answer[entity_id] = current
+    return answer
+
+
+def entities_named(*, scope_ids: Iterable[int], text: str) -> list[Entity]:
+    """The entities of these scopes that `text` names (a query, as sent), by one dictionary
+    match; the caller passes scopes the access module gave it. Each entity once, merged ones
+    resolved to their survivor."""
+    scope_ids = set(scope_ids)
+    found_in_text, prose = scanned(text)
+    keys = text_keys(prose)
+    for found in found_in_text:
+        keys.setdefault(found.key, found.surface)
+    found = aliases_found({(scope_id, key) for scope_id in scope_ids for key in keys})
+    by_scope: dict[int, dict[str, str]] = {}
+    for (scope_id, key), alias in found.items():
+        by_scope.setdefault(scope_id, {})[key] = alias.alias
+    named = [
+        found[(scope_id, key)].entity
+        for scope_id, aliases in by_scope.items()
+        for key, _ in dictionary_hits(keys, aliases)
+    ]
+    current = resolved(named)
+    return list({current[entity.id].id: current[entity.id] for entity in named}.values())
