@@ -266,3 +266,27 @@ def split_aliases(split: EntitySplit) -> list[str]:
     """The names a split moved, in the order they were given."""
     rows = EntityAlias.objects.filter(id__in=split.alias_ids).order_by("id")
     return [row.alias for row in rows]
+
+
+def entities_of_memories(*, actor: Actor, memories: list[Memory]) -> dict[int, list[Entity]]:
+    """What each of these readable memories is about (its chips on a card): the entities it
+    mentions, merged ones resolved to their survivor, only of scopes the actor reads; each
+    memory's list by name. One query for the mentions, and one per merge hop."""
+    if not memories:
+        return {}
+    readable = access.readable_scopes(actor)
+    mentions = EntityMention.objects.filter(
+        memory_id__in=[memory.pk for memory in memories],
+        memory__scope__in=readable,
+        entity__scope__in=readable,
+    ).select_related("entity")
+    pairs = [(mention.memory_id, mention.entity) for mention in mentions]
+    current = resolved(entity for _, entity in pairs)
+    about: dict[int, dict[int, Entity]] = {}
+    for memory_id, entity in pairs:
+        survivor = current[entity.id]
+        about.setdefault(memory_id, {})[survivor.id] = survivor
+    return {
+        memory_id: sorted(found.values(), key=lambda entity: entity.name.lower())
+        for memory_id, found in about.items()
+    }
