@@ -314,9 +314,7 @@ class EntitySearchForm(forms.Form):
     def __init__(self, *args, scopes, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["kind"].choices = _any(_("Any kind")) + list(EntityKind.choices)
-        self.fields["scope"].choices = _any(_("All scopes")) + [
-            (scope.public_id, scope.name) for scope in scopes
-        ]
+        self.fields["scope"].choices = _any(_("All scopes")) + scope_choices(scopes)
 
 
 class EntityAliasForm(forms.Form):

@@ -37,7 +37,9 @@ PAGE_SIZE = 25
 @domain_errors
 def entity_list(request: HttpRequest) -> HttpResponse:
     actor = actor_for(request)
-    form = EntitySearchForm(request.GET, scopes=access.readable_scopes(actor).order_by("name"))
+    form = EntitySearchForm(
+        request.GET, scopes=access.readable_scopes(actor).order_by("kind", "name", "id")
+    )
     found, next_cursor, status = [], None, 200
     if form.is_valid():
         data = form.cleaned_data
