@@ -308,13 +308,16 @@ class EntitySearchForm(forms.Form):
 
     q = forms.CharField(label=_("Name or alias"), max_length=200, required=False)
     kind = forms.ChoiceField(label=_("Kind"), required=False)
-    scope = forms.ChoiceField(label=_("Scope"), required=False)
+    # A free value, as on the memories page: a scope one cannot read answers 404.
+    scope = forms.CharField(label=_("Scope"), required=False, max_length=40)
     cursor = forms.CharField(required=False, max_length=40, widget=forms.HiddenInput)
 
     def __init__(self, *args, scopes, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["kind"].choices = _any(_("Any kind")) + list(EntityKind.choices)
-        self.fields["scope"].choices = _any(_("All scopes")) + scope_choices(scopes)
+        self.fields["scope"].widget = forms.Select(
+            choices=_any(_("All scopes")) + scope_choices(scopes)
+        )
 
 
 class EntityAliasForm(forms.Form):

@@ -27,7 +27,7 @@ from memories.entities import selectors, services
 from memories.models import Entity
 from scopes import access
 from scopes.models import Role
-from zeromemory.core.errors import DomainError, NotFound
+from zeromemory.core.errors import DomainError, NotFound, ValidationFailed
 from zeromemory.core.paging import Page
 
 PAGE_SIZE = 25
@@ -51,7 +51,7 @@ def entity_list(request: HttpRequest) -> HttpResponse:
                 scope_id=data["scope"],
                 page=Page(data["cursor"] or None, PAGE_SIZE),
             )
-        except DomainError as exc:
+        except ValidationFailed as exc:
             add_domain_error(form, exc)
             status = 400
     else:

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from memories.models import Entity, EntityMerge, EntitySplit, SourceKind
+from memories.models import Entity, EntityMention, EntityMerge, EntitySplit, SourceKind
 from memories.services.remember import RememberInput, memory_remember
 from tests.factories import make_scope
 from zeromemory.core.actor import Actor
@@ -89,6 +89,14 @@ def test_a_hidden_scope_entity_is_never_drawn(tenancy, billing, login):
     assert "Nightjar" not in page
     search = login(tenancy.reader).get("/entities/", {"q": "nightjar"}).content.decode()
     assert "Nightjar" not in search
+    # A mention across scopes (as a move might leave one): no chip, no node for the reader.
+    memory = billing.mentions.first().memory
+    nightjar = Entity.objects.get(name="Nightjar")
+    EntityMention.objects.create(memory=memory, entity=nightjar, source="agent")
+    for url in ("/", f"/memories/{memory.public_id}/", f"/entities/{billing.public_id}/"):
+        page = login(tenancy.reader).get(url).content.decode()
+        assert "Nightjar" not in page and nightjar.public_id not in page, url
+    assert "Nightjar" in login(tenancy.owner).get(f"/memories/{memory.public_id}/").content.decode()
 
 
 def test_admins_merge_split_and_undo_from_the_changes_page(tenancy, billing, login):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from memories.models import Entity, EntityMerge
+from memories.models import Entity, EntityMention, EntityMerge, Memory
 from tests.factories import make_scope
 
 
@@ -163,3 +163,29 @@ def test_merge_and_split_are_for_admins_and_undoable(tenancy, owner, team, billi
     assert bad.status_code == 400
     outsider = api(tenancy.outsider).post(f"/api/v1/entities/{entity.public_id}/merge/undo")
     assert outsider.status_code == 404
+
+
+def test_a_mention_across_scopes_never_names_the_unreadable_side(tenancy, owner, team, api):
+    # However a mention came to cross scopes (a move that left one behind, an import), what the
+    # reader cannot read stays unnamed: in the description, its neighbours, the chips, search.
+    hidden = make_scope(owner=tenancy.owner, slug="hidden").public_id
+    seen = remember(owner, "The billing service retries.", team, entities=["billing service"])
+    unseen = remember(owner, "Nightjar replaces it.", hidden, entities=["Project Nightjar"])
+    billing = Entity.objects.get(name="billing service")
+    nightjar = Entity.objects.get(name="Project Nightjar")
+    EntityMention.objects.create(memory_id=memory_pk(seen), entity=nightjar, source="agent")
+    EntityMention.objects.create(memory_id=memory_pk(unseen), entity=billing, source="agent")
+    reader = api(tenancy.reader)
+    answer = reader.get(f"/api/v1/entities/{billing.public_id}")
+    text = answer.content.decode()
+    assert answer.json()["entity"]["memories"] == 1
+    assert [m["id"] for m in answer.json()["memories"]] == [seen]
+    assert "Nightjar" not in text and nightjar.public_id not in text and unseen not in text
+    assert "Nightjar" not in reader.get("/api/v1/entities", {"q": "nightjar"}).content.decode()
+    # The owner reads both scopes: each side names the other.
+    mine = owner.get(f"/api/v1/entities/{billing.public_id}").json()
+    assert [n["name"] for n in mine["neighbours"]] == ["Project Nightjar"]
+
+
+def memory_pk(public_id: str) -> int:
+    return Memory.objects.get(public_id=public_id).pk
