@@ -11,11 +11,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-WIDTH = 640
-HEIGHT = 420
+WIDTH = 760
+HEIGHT = 440
 CENTRE = (WIDTH / 2, HEIGHT / 2)
 INNER_RING = 150
-OUTER_RING = 190
+OUTER_RING = 210
 INNER_MAX = 12  # more neighbours than this: the rest go on the outer ring
 LABEL_CHARS = 22
 
@@ -53,13 +53,20 @@ def neighbourhood(entity, neighbours) -> Picture:
     nodes = []
     for index, neighbour in enumerate(neighbours):
         inner = index < INNER_MAX
-        ring_size = min(len(neighbours), INNER_MAX) if inner else len(neighbours) - INNER_MAX
-        position = index if inner else index - INNER_MAX
-        # The outer ring is turned by half a step, so its nodes fall between the inner ones.
-        angle = 2 * math.pi * (position + (0 if inner else 0.5)) / ring_size - math.pi / 2
+        inner_count = min(len(neighbours), INNER_MAX)
+        if inner:
+            steps = index
+        else:
+            # The outer ring's nodes fall between the inner ones (half an inner step off), spread
+            # evenly, so no outer node sits on an inner node's line.
+            outer_count = len(neighbours) - INNER_MAX
+            steps = (index - INNER_MAX) * inner_count / outer_count + 0.5
+        angle = 2 * math.pi * steps / inner_count - math.pi / 2
         ring = INNER_RING if inner else OUTER_RING
+        # Wider than tall, as labels run sideways; the outer ring less so, to keep its labels in.
+        stretch = 1.3 if inner else 1.12
         weight = neighbour.shared_memories / most
-        x = CENTRE[0] + ring * math.cos(angle) * 1.35
+        x = CENTRE[0] + ring * math.cos(angle) * stretch
         y = CENTRE[1] + ring * math.sin(angle) * 0.95
         radius = round(6 + 10 * weight, 1)
         right = math.cos(angle) >= -1e-9
