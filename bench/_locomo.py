@@ -16,6 +16,11 @@ RRF_K = 60
 class Conversation:
     id: str
     turns: list[tuple[str, str]]  # (dia_id, "<speaker>: <text>")
+    session_of: dict[str, int]  # dia_id: the number of the session the turn was said in
+
+    def conversation_id(self, dia_id: str) -> str:
+        """The conversation id a watcher would send for the turn's session."""
+        return f"{self.id}-session-{self.session_of[dia_id]}"
 
 
 @dataclass(frozen=True)
@@ -52,8 +57,9 @@ def load_conversations(path: Path) -> tuple[list[Conversation], list[Question]]:
             for _, session in sessions
             for turn in session
         ]
+        session_of = {turn["dia_id"]: number for number, session in sessions for turn in session}
         known = {dia_id for dia_id, _ in turns}
-        conversations.append(Conversation(sample["sample_id"], turns))
+        conversations.append(Conversation(sample["sample_id"], turns, session_of))
         for qa in sample["qa"]:
             if qa["category"] not in CATEGORIES:
                 continue

@@ -30,7 +30,7 @@ BEFORE_SCORING = """fts_pool AS MATERIALIZED (
     GROUP BY id
 ),
 fts_weights AS MATERIALIZED (
-    SELECT t.term, {idf} AS idf FROM fts_terms t
+    SELECT t.term, t.df, {idf} AS idf FROM fts_terms t
 ),
 fts_scored AS MATERIALIZED (
     SELECT p.id, p.strict, s.terms,
@@ -55,6 +55,7 @@ BM25_ANY_TERM_ROWS = "        FROM fts_weights w CROSS JOIN unnest(w.ids) AS x(i
 
 RRF_FUSED = """fused AS (
     SELECT coalesce(v.id, f.id) AS id, v.distance, f.id IS NOT NULL AS fts_matched,
+           coalesce(f.coverage, 0) AS coverage,
            coalesce(1.0 / ({rrf_k} + v.rank), 0)
            + coalesce({coverage} / ({rrf_k} + f.rank), 0) AS rrf
     FROM vec v FULL JOIN fts f ON f.id = v.id
@@ -125,6 +126,8 @@ def _replace_once(text: str, old: str, new: str) -> str:
 
 # The read path as it was before BM25 (the ablation's starting point).
 BEFORE = Variant(
+    session_lift=False,
+    relevance_floor=False,
     bm25=False,
     any_term_always=False,
     vector_depth=4,
@@ -147,7 +150,8 @@ def check_product() -> None:
 
 
 def variants() -> list[tuple[str, Variant]]:
-    """(name, Variant): the read path before, each change alone on top of it, all of them."""
+    """(name, Variant): the read path before, each change alone on top of it, all of them, and
+    the product without each step that follows the statement (the lift, the floor)."""
     check_product()
     changes = {
         "BM25 idf within the readable scopes": {"bm25": True},
@@ -159,6 +163,8 @@ def variants() -> list[tuple[str, Variant]]:
         },
         "linear fusion of the legs' scores (1:5)": {"linear": True},
         "coverage^1.5": {"coverage_power": PRODUCT.coverage_power},
+        "same-conversation lift": {"session_lift": True},
+        "relevance floor": {"relevance_floor": True},
     }
     together: dict[str, object] = {}
     rows: list[tuple[str, Variant]] = [("before (main)", BEFORE)]
@@ -168,4 +174,10 @@ def variants() -> list[tuple[str, Variant]]:
     everything = replace(BEFORE, **together)
     assert everything == PRODUCT, "the ablation's changes must add up to the product's tuning"
     rows.append(("all together (the product)", everything))
+    # The steps after the statement, each taken out of the product (issue 40's ablation).
+    rows.append(("the product without the lift", replace(PRODUCT, session_lift=False)))
+    rows.append(("the product without the floor", replace(PRODUCT, relevance_floor=False)))
+    rows.append(
+        ("the product without both", replace(PRODUCT, session_lift=False, relevance_floor=False))
+    )
     return rows

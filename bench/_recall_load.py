@@ -58,7 +58,7 @@ def load(items: list[Item], vectors: np.ndarray, scopes: dict[str, object], ages
         "public_id, scope_id, kind_id, content, content_original, content_lang, content_hash, "
         "content_revision, translation_status, translation_attempts, translation_error, "
         "translation_claim, author_kind, agent_name, embedding, valid_from, forgotten_reason, "
-        "recall_count, created_at, updated_at"
+        "recall_count, created_at, updated_at, validity_gaps"
     )
     public_ids = [new_public_id("mem") for _ in items]
     buffer = io.StringIO()
@@ -85,6 +85,7 @@ def load(items: list[Item], vectors: np.ndarray, scopes: dict[str, object], ages
             "0",
             created,
             created,
+            "f",  # one validity period, no gap
         ]
         buffer.write("\t".join(_copy_escape(value) for value in row) + "\n")
     with connection.cursor() as cursor:

@@ -4,7 +4,8 @@
 
 PATH is a LoCoMo-format file (default ../shared/locomo/locomo-dev.json beside the repository;
 the data is never part of the repository). Every turn is remembered as "<speaker>: <text>", kind
-`episode`, one scope per conversation, through `POST /api/v1/memories/batch` of a server started
+`episode`, one scope per conversation, each LoCoMo session as the turn's `conversation_id` (as the
+watcher sends a transcript's session), through `POST /api/v1/memories/batch` of a server started
 as `make run` starts it (`manage.py serve`, web and worker) with its own ZM_DATA_DIR on a free
 port. Each question of categories 1-4 is then a `POST /api/v1/recall` with k = 10 in its
 conversation's scope, over one keep-alive HTTP connection. recall@k is the share of the
@@ -20,7 +21,9 @@ with any term of the query matching, ranked by ts_rank_cd, and naive RRF of thos
 
 `--ablation` also runs the read path's changes (bench/_ranking_variants.py) in this
 process, through the same search function the server calls, on the same database: each change
-alone and all together. Those rows are a diagnosis; the headline is the REST row.
+alone and all together, and the product without the steps after the statement (the
+same-conversation lift, the relevance floor). bench/relevance.py measures the floor itself.
+Those rows are a diagnosis; the headline is the REST row.
 
 The loaded data directory is kept under bench/.cache/ (git-ignored) and reused; `--fresh`
 loads into a new temporary one (the figures in docs/benchmarks.md come from a fresh run).
@@ -79,8 +82,15 @@ def load(api: Api, conversations) -> dict:
         turns = conversation.turns
         for start in range(0, len(turns), BATCH):
             chunk = turns[start : start + BATCH]
+            # Each LoCoMo session is one conversation, as a watcher sends a transcript's.
             items = [
-                {"content": text, "kind": "episode", "scope": scope["id"]} for _, text in chunk
+                {
+                    "content": text,
+                    "kind": "episode",
+                    "scope": scope["id"],
+                    "conversation_id": conversation.conversation_id(dia_id),
+                }
+                for dia_id, text in chunk
             ]
             status, answer = api.call("POST", "/api/v1/memories/batch", {"items": items})
             assert status == 200, answer

@@ -9,7 +9,8 @@
    - keyword (75): an error code, a file name, a function name or a config key, alone;
    - mixed (75): an identifier plus a paraphrase of what the memory says about it; three
      memories share each paraphrased statement, so only the identifier tells them apart.
-   It prints recall@10 and MRR@10 for hybrid, vector-only and full-text-only recall, and with
+   It prints recall@10 and MRR@10 for hybrid recall (with its relevance floor, and asking for
+   the nearest anyway: without it), vector-only and full-text-only recall, and with
    --ablation each read-path change of bench/_ranking_variants.py alone (hybrid, through
    search()).
 2. Latency. It loads 100,000 more memories (a third in a scope the bench user cannot read, 300
@@ -37,7 +38,14 @@ import numpy as np
 from _django import describe, percentile, setup, throwaway_database
 from _recall_data import SEED, STATEMENTS, bulk_texts, labelled_set
 from _recall_load import create_search_indexes, drop_search_indexes, embed_cached, load
-from _recall_score import explain_recall, no_shared_lexemes, print_quality, quality, timed
+from _recall_score import (
+    NEAREST,
+    explain_recall,
+    no_shared_lexemes,
+    print_quality,
+    quality,
+    timed,
+)
 
 
 def main() -> None:
@@ -92,7 +100,7 @@ def main() -> None:
         labelled_ids = load(items, vectors, scopes, [0.0] * len(items))
         create_search_indexes(definitions)
 
-        modes = ("hybrid", "vector", "fulltext")
+        modes = ("hybrid", NEAREST, "vector", "fulltext")
         results = {mode: quality(actor, queries, labelled_ids, mode) for mode in modes}
         print_quality("quality on the labelled set (1,110 memories):", results)
         if args.ablation:

@@ -296,11 +296,18 @@ class HitOut(BaseModel):
     has_original: bool
     disputed: bool = False  # an open review-queue item names this memory
     stale: bool = False  # not recalled, confirmed or written within its kind's half-life
+    # Above the relevance floor (memories/recall/relevance.py); false only on a hit answered
+    # because the caller asked for the nearest anyway (`nearest`).
+    relevant: bool = True
 
 
 class RecallOut(BaseModel):
     query: str
     results: list[HitOut]
+    # Nothing the caller may read is relevant to the query: `results` is empty, or holds the
+    # nearest memories when the caller asked for them anyway (`nearest`), each `relevant: false`.
+    nothing_relevant: bool = False
+    notice: str | None = None  # says so in words, for agents
 
 
 class RowOut(BaseModel):

@@ -55,6 +55,7 @@ def log_activity(
     recalled_ids: Iterable[int] = (),
     tokens: int = 0,
     searched_scopes: Iterable[int] = (),
+    steps: dict[str, Any] | None = None,
 ) -> None:
     """Append one activity row; `recalled_ids` (memory pks) are counted as recalled later;
     `searched_scopes` are the ids of the scopes a read searched (the access module's answer)."""
@@ -77,6 +78,7 @@ def log_activity(
         query=query,
         options=options or {},
         results=list(results),
+        steps=steps or {},
         latency_ms=latency_ms,
         outcome=outcome,
         error_code=error_code[:32],

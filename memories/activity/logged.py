@@ -8,7 +8,7 @@ import functools
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from memories.activity.log import elapsed_ms, log_activity, log_failure
@@ -29,6 +29,7 @@ class Entry:
     searched_scopes: Sequence[int] = ()  # ids of the scopes a read searched
     outcome: str | None = None
     error_code: str = ""
+    steps: dict[str, Any] = field(default_factory=dict)  # the read path's steps that shaped it
 
     def record(self, **answer: Any) -> None:
         for name, value in answer.items():
@@ -75,6 +76,7 @@ def activity_logged(
         recalled_ids=entry.recalled_ids,
         tokens=entry.tokens,
         searched_scopes=entry.searched_scopes,
+        steps=entry.steps,
     )
 
 

@@ -67,6 +67,9 @@ class ActivityLog(models.Model):
     options = models.JSONField(_("options"), default=dict, blank=True)
     # [{"id": <memory public id>, "score": <float or null>}, ...] in answer order.
     results = models.JSONField(_("results"), default=list, blank=True)
+    # The read path's steps that shaped the answer, by name: {"floor": {"below": 3,
+    # "nothing_relevant": false}, "session": {"lifted": [<memory public id>, ...]}}.
+    steps = models.JSONField(_("steps"), default=dict, blank=True)
     latency_ms = models.FloatField(_("latency (ms)"))
     outcome = models.CharField(_("outcome"), max_length=8, choices=ActivityOutcome.choices)
     error_code = models.CharField(_("error code"), max_length=32, blank=True, default="")

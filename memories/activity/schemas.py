@@ -20,6 +20,7 @@ class ActivityOut(BaseModel):
     query: str
     options: dict[str, Any]
     results: list[dict[str, Any]]
+    steps: dict[str, Any]  # the read path's steps that shaped the answer (floor, session lift)
     latency_ms: float
     outcome: str
     error_code: str
@@ -37,6 +38,7 @@ class ActivityOut(BaseModel):
             query=row.query,
             options=row.options,
             results=row.results,
+            steps=row.steps,
             latency_ms=row.latency_ms,
             outcome=row.outcome,
             error_code=row.error_code,

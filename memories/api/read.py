@@ -46,9 +46,9 @@ class RecallView(APIView):
     )
     def post(self, request):
         actor = actor_for_request(request)
-        hits = recall.answer_recall(actor=actor, arguments=request.data)
+        found = recall.answer_recall(actor=actor, arguments=request.data)
         # Answered, so the body held a query, which the answer repeats exactly as sent.
-        return render(RecallOut(query=request.data["query"], results=hits))
+        return render(found.answer(request.data["query"]))
 
 
 class ContextView(APIView):

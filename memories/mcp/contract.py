@@ -71,10 +71,14 @@ simply matches poorly.
 - k: how many hits, 1 to 50 (default 10).
 - as_of: an instant (ISO 8601 with its offset, e.g. 2026-05-01T12:00:00Z) to search what was \
 valid then, as it read then; omit for now.
+- nearest: true to get the k nearest memories even when none is relevant (default false).
 
 Returns hits with id, content, kind, scope, score, similarity, age_days, has_original (true \
 when the memory was translated and its original text is kept) and stale (true when nobody \
-recalled or confirmed it for longer than its kind's half-life: check it before relying on it).
+recalled or confirmed it for longer than its kind's half-life: check it before relying on it). \
+Only relevant memories come back: when nothing you can read is relevant, results is empty, \
+nothing_relevant is true and notice says so; memory has nothing on this, so do not guess from \
+it. With nearest: true you get the nearest anyway, each marked relevant: false.
 
 When you have used hits in your work, call mark_used with their ids (and any you found wrong): \
 memories that prove useful rank higher and can become team rules."""

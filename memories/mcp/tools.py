@@ -137,8 +137,7 @@ async def remember(
 # whose schema is the tool's input schema (`READ_REQUESTS`, `ZeroMemoryServer.add_tool`).
 async def recall(ctx: Context, arguments: dict[str, Any]) -> Annotated[CallToolResult, RecallOut]:
     def work(actor: Actor) -> RecallOut:
-        hits = answer_recall(actor=actor, arguments=arguments)
-        return RecallOut(query=arguments["query"], results=hits)
+        return answer_recall(actor=actor, arguments=arguments).answer(arguments["query"])
 
     return await run_tool(ctx, work, memory_links)
 

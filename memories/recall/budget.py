@@ -23,9 +23,6 @@ RULES_SHARE = 0.5
 # A cut row shorter than this says too little to be worth its id and kind.
 MIN_TRUNCATED_CONTENT_TOKENS = 8
 ELLIPSIS = "…"
-# The vector leg ranks every memory, however far; in a small store the tail is noise that would
-# crowd out the other sections. A hit the full-text leg did not match needs this cosine.
-MIN_RELEVANT_SIMILARITY = 0.3
 # Briefing: a memory recalled n times weighs 1 + RECALL_FACTOR * ln(1 + n) times more, so use
 # counts without letting a few hot memories drown everything else.
 RECALL_FACTOR = 0.25

@@ -4,8 +4,8 @@ Three sections, each with a share of the token budget:
 
 0. the approved rules of the scopes (`[rule]`), when there are any, within at most half the
    budget; the sections below share what they leave;
-1. the memories relevant to the topic (recall: hits the full-text leg matched, or at cosine 0.3
-   or more), or, for a briefing without a topic, the most important ones: kind weight x age
+1. the memories relevant to the topic (recall's hits above its relevance floor, `relevance.py`),
+   or, for a briefing without a topic, the most important ones: kind weight x age
    decay x a recall-frequency factor;
 2. decisions and conventions from the last two weeks, newest first;
 3. open loops: tasks and open questions, oldest first (the longest-waiting first).
@@ -27,9 +27,8 @@ from typing import Any
 
 from django.utils.translation import gettext as _
 
-from memories.models import ActivityOperation
+from memories.models import ActivityOperation, ActivityOutcome
 from memories.recall.budget import (
-    MIN_RELEVANT_SIMILARITY,
     SHARES,
     Candidate,
     Context,
@@ -43,7 +42,7 @@ from memories.recall.inputs import (
     logged_read,
     select_scopes,
 )
-from memories.recall.recall import search
+from memories.recall.recall import search_found
 from memories.recall.sections import candidate_limit, important_rows, sections_after
 from zeromemory.core.actor import Actor
 
@@ -77,7 +76,8 @@ def answer_context(*, actor: Actor, arguments: Mapping[str, Any] | ContextReques
         topic, max_tokens, instant = request.topic, request.max_tokens, request.instant
         selection = select_scopes(actor=actor, scopes=request.scopes)
         k = candidate_limit(max_tokens * SHARES["focus"], per_row=50, lo=5, hi=50)
-        hits = search(query=topic, selection=selection, k=k, as_of=instant)
+        # The relevance floor leaves out what is not relevant to the topic (relevance.py).
+        found = search_found(query=topic, selection=selection, k=k, as_of=instant)
         focus = Section(
             "relevant",
             _("Relevant to the topic"),
@@ -93,8 +93,7 @@ def answer_context(*, actor: Actor, arguments: Mapping[str, Any] | ContextReques
                     hit.score,
                     stale=hit.stale,
                 )
-                for hit in hits
-                if hit.fts_matched or (hit.similarity or 0.0) >= MIN_RELEVANT_SIMILARITY
+                for hit in found.hits
             ],
         )
         context = assemble(
@@ -111,6 +110,10 @@ def answer_context(*, actor: Actor, arguments: Mapping[str, Any] | ContextReques
             results=context.result_ids(),
             recalled_ids=recalled,
             tokens=context.tokens,
+            # Nothing relevant to the topic is a query that found nothing, whatever the other
+            # sections (rules, recent decisions, open loops) still show.
+            outcome=ActivityOutcome.EMPTY if found.nothing_relevant else None,
+            steps=found.steps(),
         )
     return context
 

@@ -150,6 +150,14 @@ AsOf = Annotated[
         "the memories valid then, as they read then. Omit for now.",
     ),
 ]
+Nearest = Annotated[
+    bool,
+    Field(
+        description="Answer the k nearest memories even when none is relevant to the query "
+        "(each hit says whether it is). Off by default: below the relevance floor, recall "
+        "answers nothing and says so.",
+    ),
+]
 ConversationId = Annotated[
     Text,
     Field(
@@ -234,6 +242,7 @@ class RecallRequest(ReadRequest):
     kinds: Kinds = None
     k: K = DEFAULT_K
     as_of: AsOf = None
+    nearest: Nearest = False
     conversation_id: ConversationId = ""
 
     @classmethod
@@ -247,6 +256,8 @@ class RecallRequest(ReadRequest):
         mode = sent.get("mode", "hybrid")
         if mode != "hybrid":
             options["mode"] = mode
+        if sent.get("nearest") is True:
+            options["nearest"] = True
         return options
 
 

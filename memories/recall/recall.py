@@ -42,6 +42,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -49,7 +50,8 @@ from django.db import connections, router
 from pydantic import Field
 
 from memories import embeddings
-from memories.models import ActivityOperation, Memory
+from memories.models import ActivityOperation, ActivityOutcome, Memory
+from memories.recall import relevance, sessions
 from memories.recall.budget import count_tokens
 from memories.recall.inputs import (
     DEFAULT_K,
@@ -61,19 +63,70 @@ from memories.recall.inputs import (
     validate_kinds,
 )
 from memories.recall.statement import IDF_ROW_LIMIT, MIN_EF_SEARCH, PRODUCT, Tuning, rows_statement
-from memories.schemas import HitOut
+from memories.schemas import HitOut, RecallOut
 from memories.selectors import disputed
 from zeromemory.core.actor import Actor
 from zeromemory.core.sql import vector_literal
 
 
 class Hit(HitOut):
-    """A recall answer row, with the memory's primary key for the recall counts (never shown)."""
+    """A recall answer row, with what the read path needs and never shows: the memory's primary
+    key (for the recall counts), its full-text coverage and conversations (for the floor and the
+    same-conversation lift), and whether the lift moved it."""
 
     pk: int = Field(exclude=True, repr=False)
+    coverage: float = Field(default=0.0, exclude=True, repr=False)
+    conversations: list[str] = Field(default_factory=list, exclude=True, repr=False)
+    # The query names something no readable memory mentions (the query's, relevance.py).
+    unknown_name: bool = Field(default=False, exclude=True, repr=False)
+    lifted: bool = Field(default=False, exclude=True, repr=False)
 
     def as_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
+
+
+NOTHING_RELEVANT_NOTICE = (
+    "Nothing relevant found: no memory you can read is close enough in meaning to the query or "
+    "matches enough of its words. Do not rely on memory for this; to see the nearest memories "
+    "anyway, recall again with nearest: true."
+)
+NEAREST_NOTICE = (
+    "Nothing relevant found: these are the nearest memories, answered because you asked for "
+    "them (nearest: true); none is close enough to the query to rely on."
+)
+
+
+@dataclass
+class Found:
+    """What search() found: the hits (best first), and what its steps did, for the answer and
+    the activity row."""
+
+    hits: list[Hit]
+    below_floor: int = 0  # candidates among the k best that the floor left out
+    nothing_relevant: bool = False  # no candidate passed the floor
+
+    def answer(self, query: str) -> RecallOut:
+        """The answer of recall, REST's and MCP's alike, repeating the query exactly as sent."""
+        notice = None
+        if self.nothing_relevant:
+            notice = NEAREST_NOTICE if self.hits else NOTHING_RELEVANT_NOTICE
+        return RecallOut(
+            query=query,
+            results=self.hits,
+            nothing_relevant=self.nothing_relevant,
+            notice=notice,
+        )
+
+    def steps(self) -> dict[str, Any]:
+        """The steps that shaped the answer, as the activity row keeps them: the floor when it
+        left something out (or found nothing relevant), the lift when it moved a hit."""
+        steps: dict[str, Any] = {}
+        if self.below_floor or self.nothing_relevant:
+            steps["floor"] = {"below": self.below_floor, "nothing_relevant": self.nothing_relevant}
+        lifted = [hit.id for hit in self.hits if hit.lifted]
+        if lifted:
+            steps["session"] = {"lifted": lifted}
+        return steps
 
 
 def ef_search_for(candidates: int) -> int:
@@ -118,10 +171,39 @@ def search(
     mode: str = "hybrid",
     tuning: Tuning = PRODUCT,
     as_of: datetime | None = None,
+    nearest: bool = False,
 ) -> list[Hit]:
-    """The hybrid search itself, for callers that validated and will log (recall, context).
+    """The hits of `search_found` (the bench's and tests' shorthand)."""
+    return search_found(
+        query=query,
+        selection=selection,
+        kinds=kinds,
+        k=k,
+        mode=mode,
+        tuning=tuning,
+        as_of=as_of,
+        nearest=nearest,
+    ).hits
 
-    `tuning` is the product's unless a bench compares variants (bench/locomo.py --ablation).
+
+def search_found(
+    *,
+    query: str,
+    selection: ScopeSelection,
+    kinds: list[str] | None = None,
+    k: int = DEFAULT_K,
+    mode: str = "hybrid",
+    tuning: Tuning = PRODUCT,
+    as_of: datetime | None = None,
+    nearest: bool = False,
+) -> Found:
+    """The hybrid search itself, for callers that validated and will log (recall, context):
+    the statement's candidates, the same-conversation lift (`sessions.py`), then the relevance
+    floor (`relevance.py`), which leaves out the candidates below it unless `nearest` asks for
+    the k nearest anyway (each still marked `relevant` or not).
+
+    `tuning` is the product's unless a bench compares variants (bench/locomo.py --ablation),
+    which may switch the lift and the floor off.
     `as_of`: the memories valid at that instant, as they read then; the idf row count stays
     today's (it only scales term weights).
     """
@@ -129,6 +211,8 @@ def search(
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
     vector = embeddings.embed_query(query) if mode != "fulltext" else None
     rows = readable_rows(selection, kinds)
+    lift = tuning.session_lift and mode == "hybrid"
+    pool = k + sessions.EXTRA_CANDIDATES if lift else k
     sql = tuning.statement(
         scopes=selection.array,
         kinds=bool(kinds),
@@ -143,14 +227,15 @@ def search(
         query,
         kinds,
         as_of,
-        k,
+        relevance.query_names(query),
+        pool,
     ]
     with connections[router.db_for_read(Memory)].cursor() as cursor:
         cursor.execute(sql, params)
         while cursor.nextset():  # the SETs answer first; the rows are in the last result
             pass
         rows = cursor.fetchall()
-    return [
+    candidates = [
         Hit(
             pk=pk,
             id=public_id,
@@ -163,6 +248,9 @@ def search(
             age_days=round(float(age_days), 2),
             has_original=has_original,
             stale=stale,
+            coverage=float(coverage or 0.0),
+            conversations=list(conversations or ()),
+            unknown_name=bool(unknown_name),
         )
         for (
             pk,
@@ -176,8 +264,31 @@ def search(
             age_days,
             has_original,
             stale,
+            coverage,
+            conversations,
+            unknown_name,
         ) in rows
     ]
+    # A leg alone (the bench's and tests' modes) lacks the other's signal: no floor there.
+    if mode == "hybrid":
+        signals = [
+            relevance.Signals(
+                similarity=hit.similarity or 0.0,
+                coverage=hit.coverage,
+                unknown_name=hit.unknown_name,
+            )
+            for hit in candidates
+        ]
+        for hit, relevant in zip(candidates, relevance.relevant_hits(signals), strict=True):
+            hit.relevant = relevant
+    if lift:
+        candidates = sessions.lift_same_conversation(candidates)
+    best = candidates[:k]
+    found = Found(hits=best, nothing_relevant=not any(hit.relevant for hit in best))
+    if tuning.relevance_floor and not nearest and mode == "hybrid":
+        found.hits = [hit for hit in best if hit.relevant]
+        found.below_floor = len(best) - len(found.hits)
+    return found
 
 
 def recall(
@@ -189,8 +300,10 @@ def recall(
     k: int = DEFAULT_K,
     mode: str = "hybrid",
     as_of: str | datetime | None = None,
+    nearest: bool = False,
 ) -> list[Hit]:
-    """The k best valid memories for the query among the scopes the actor may read.
+    """The k best valid memories for the query among the scopes the actor may read (the
+    relevant ones only, unless `nearest` asks for the nearest anyway).
 
     For in-process callers (the dashboard, the bench): the arguments are checked here by the
     request model the doors use (`RecallRequest`). `scopes` narrows the search (each must be
@@ -199,16 +312,24 @@ def recall(
     for the memories valid then, with the text they had then, in the scopes the actor may read
     now.
     """
-    arguments = {"query": query, "scopes": scopes, "kinds": kinds, "k": k, "as_of": as_of}
-    return answer_recall(actor=actor, arguments=arguments, mode=mode)
+    arguments = {
+        "query": query,
+        "scopes": scopes,
+        "kinds": kinds,
+        "k": k,
+        "as_of": as_of,
+        "nearest": nearest,
+    }
+    return answer_recall(actor=actor, arguments=arguments, mode=mode).hits
 
 
 def answer_recall(
     *, actor: Actor, arguments: Mapping[str, Any] | RecallRequest, mode: str = "hybrid"
-) -> list[Hit]:
+) -> Found:
     """recall for the arguments as a door received them (a REST body, MCP tool arguments) or
     as `recall` passes them: parsed once, here, by `RecallRequest`. Every call, refused ones
-    included, writes one activity row."""
+    included, writes one activity row; a recall that found nothing relevant is logged as empty
+    (the insights' queries that found nothing), the nearest it answered anyway included."""
     with logged_read(
         actor=actor,
         operation=ActivityOperation.RECALL,
@@ -219,14 +340,16 @@ def answer_recall(
     ) as (request, entry):
         kind_slugs = validate_kinds(request.kinds)
         selection = select_scopes(actor=actor, scopes=request.scopes)
-        hits = search(
+        found = search_found(
             query=request.query,
             selection=selection,
             kinds=kind_slugs,
             k=request.k,
             mode=mode,
             as_of=request.instant,
+            nearest=request.nearest,
         )
+        hits = found.hits
         # Marked here, not in search(): build_context marks all its sections at once.
         marked = disputed(hit.pk for hit in hits)
         for hit in hits:
@@ -235,7 +358,9 @@ def answer_recall(
             scopes=selection.requested,
             searched_scopes=selection.ids,
             results=[{"id": hit.id, "score": hit.score} for hit in hits],
-            recalled_ids=[hit.pk for hit in hits],
+            recalled_ids=[hit.pk for hit in hits if hit.relevant],
             tokens=sum(count_tokens(hit.content) for hit in hits),
+            outcome=ActivityOutcome.EMPTY if found.nothing_relevant else None,
+            steps=found.steps(),
         )
-    return hits
+    return found

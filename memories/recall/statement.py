@@ -104,7 +104,9 @@ class Tuning:
     - term_rows: rows looked at per query term;
     - text_weight: the full-text leg's weight in the fusion, the vector leg's being 1;
     - coverage_power: a full-text row's share is scaled by its coverage (the idf-weighted share
-      of the query's terms it matches) to this power.
+      of the query's terms it matches) to this power;
+    - session_lift, relevance_floor: the steps after the statement (`sessions.py`,
+      `relevance.py`), switched off only by the bench's ablation.
     """
 
     vector_depth: int = 10
@@ -112,6 +114,8 @@ class Tuning:
     term_rows: int = 300
     text_weight: float = 5.0
     coverage_power: float = 1.5
+    session_lift: bool = True
+    relevance_floor: bool = True
 
     def statement(
         self, *, scopes: str, kinds: bool, mode: str, k: int, rows: int, as_of: bool = False
@@ -204,7 +208,7 @@ fts AS (
 # every term in at most term_rows rows), then its best 3·n rows are checked against every term,
 # so which rows of a very common term the lists happened to hold never decides a rank.
 BM25_SCORING = """fts_weights AS MATERIALIZED (
-    SELECT t.term, t.ids, {idf} AS idf FROM fts_terms t
+    SELECT t.term, t.ids, t.df, {idf} AS idf FROM fts_terms t
 ),
 fts_listed AS MATERIALIZED (
     SELECT u.id, bool_or(u.strict) AS strict, sum(u.idf) AS idf
@@ -248,7 +252,7 @@ SET LOCAL hnsw.iterative_scan = relaxed_order;
 SET LOCAL jit = off;{path_setting}
 WITH input AS MATERIALIZED (
     SELECT %s::vector AS qv, websearch_to_tsquery('english', %s::text) AS tsq,
-           %s::text[] AS kinds, %s::timestamptz AS as_of
+           %s::text[] AS kinds, %s::timestamptz AS as_of, %s::text AS names
 ),{vector_leg}{fulltext_leg}
 {fused}
 aged AS (
@@ -270,7 +274,8 @@ SELECT r.id, m.public_id, {content}, {kind}, s.public_id, r.score,
            (SELECT min(w.embedding <=> (SELECT qv FROM input))
             FROM memories_memorywindow w WHERE w.memory_id = m.id)
        )) AS similarity,
-       r.fts_matched, r.age_days, {original} <> '' AS has_original, {stale} AS stale
+       r.fts_matched, r.age_days, {original} <> '' AS has_original, {stale} AS stale,
+       r.coverage, {conversations} AS conversations, {unknown_name} AS unknown_name
 FROM ranked r
 JOIN memories_memory m ON m.id = r.id
 JOIN scopes_scope s ON s.id = m.scope_id
@@ -288,7 +293,7 @@ LINEAR_FUSED = """both_legs AS MATERIALIZED (
     FROM vec v FULL JOIN fts f ON f.id = v.id JOIN memories_memory m ON m.id = coalesce(v.id, f.id)
 ),
 fused AS (
-    SELECT b.id, b.leg_distance AS distance, b.fts_matched,
+    SELECT b.id, b.leg_distance AS distance, b.fts_matched, b.coverage,
            (greatest(0, (s.far - b.distance) / (s.far - s.near))
             + {text_weight} * {coverage} * b.text_score / greatest(s.best_text, 1e-9))
            / (1 + {text_weight}) AS rrf
@@ -302,6 +307,23 @@ fused AS (
 
 
 AS_OF = "(SELECT as_of FROM input)"
+
+# Whether the query names something no readable memory mentions: a name of the query
+# (`relevance.query_names`, the input's `names`) whose lexeme is one of the query's terms that no
+# readable row holds (df 0 in the full-text leg). The relevance floor's `Signals.unknown_name`;
+# read once per query; false without the full-text leg.
+UNKNOWN_NAME = (
+    "EXISTS (SELECT 1 FROM fts_terms t WHERE t.df = 0 AND t.term::text IN ("
+    "SELECT quote_literal(n) FROM unnest(tsvector_to_array("
+    "to_tsvector('english', (SELECT names FROM input)))) AS n))"
+)
+
+# The conversations (sessions) the memory was written or absorbed in, for the same-conversation
+# lift (`sessions.py`): read for the answer's rows only, through the provenance's memory index.
+CONVERSATIONS = (
+    "ARRAY(SELECT DISTINCT p.conversation_id FROM memories_provenance p"
+    " WHERE p.memory_id = m.id AND p.conversation_id <> '')"
+)
 
 
 def row_filter(*, scopes: str, kinds: bool, as_of: bool) -> str:
@@ -354,6 +376,8 @@ def assemble(
         if at
         else "m.content_original",
         stale=STALE,
+        conversations=CONVERSATIONS,
+        unknown_name=UNKNOWN_NAME if mode != "vector" else "false",
         decay=DECAY.format(age="a.age_days"),
         usage_boost=USAGE_BOOST,
         usage_join=USAGE_JOIN.format(memory="a.id"),

@@ -42,6 +42,7 @@ def test_a_hit_says_what_it_is(tenancy, owner, team):
         "has_original",
         "disputed",
         "stale",
+        "relevant",
     }
     assert (hit.id, hit.kind, hit.scope, hit.content) == (
         memory.public_id,
@@ -83,7 +84,8 @@ def test_both_legs_beat_one_leg(tenancy, owner, team):
         ],
         scope=team,
     )
-    hits = recall(actor=owner, query="when does VACUUM run on the orders table")
+    # The nearest anyway: the memory found by meaning alone is below the relevance floor.
+    hits = recall(actor=owner, query="when does VACUUM run on the orders table", nearest=True)
     assert hits[0].id == both.public_id
     assert hits[0].fts_matched and hits[0].score > max(h.score for h in hits[1:])
     by_id = {hit.id: hit for hit in hits}
@@ -154,7 +156,7 @@ def test_full_text_matches_any_term_ranked_by_how_many_match(tenancy, owner, tea
     assert ids(recall(actor=owner, query="kubernetes -quantum zebra", mode="fulltext")) == [
         two.public_id
     ]
-    hybrid = recall(actor=owner, query=query)
+    hybrid = recall(actor=owner, query=query, nearest=True)  # the noise too (no floor)
     assert [hit.id for hit in hybrid if hit.fts_matched] == [two.public_id, one.public_id]
     assert hybrid[-1].id == none.public_id  # the vector leg ranks everything; it comes last
 

@@ -250,6 +250,14 @@ API_ROWS = [
         note="as_of over all readable scopes",
     ),
     _api(
+        "api-recall",
+        "post",
+        "recall",
+        TEAM_READ,
+        {"query": "vault word", "scopes": ["{team}"], "nearest": True},
+        note="nearest: the nearest anyway, in the scopes readable now",
+    ),
+    _api(
         "api-context", "post", "context", TEAM_READ, {"topic": "vault word", "scopes": ["{team}"]}
     ),
     _api(

@@ -31,6 +31,7 @@ TOOL_ROWS = [
     _tool("build_context", TOOL_READ, {"topic": "vault word", "scopes": ["{team}"]}),
     _tool("briefing", TOOL_READ, {"scopes": ["{team}"]}),
     _tool("recall", TOOL_READ, {"query": "vault word", "scopes": ["{team}"], "as_of": "{as_of}"}),
+    _tool("recall", TOOL_READ, {"query": "vault word", "scopes": ["{team}"], "nearest": True}),
     _tool("build_context", TOOL_READ, {"topic": "vault", "scopes": ["{team}"], "as_of": "{as_of}"}),
     _tool("briefing", TOOL_READ, {"scopes": ["{team}"], "as_of": "{as_of}"}),
     _tool("history", TOOL_READ, {"memory_id": "{memory}"}),
