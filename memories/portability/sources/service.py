@@ -85,6 +85,10 @@ LINK_TYPES: dict[str, str] = {
     "instance_of": LinkType.EXAMPLE_OF,
     "implements": LinkType.EXAMPLE_OF,
     "part_of": LinkType.EXAMPLE_OF,
+    "derives": LinkType.CAUSED_BY,  # supermemory: inferred from the other memory
+    "derived_from": LinkType.CAUSED_BY,
+    "extends": LinkType.RELATES_TO,
+    "updates": LinkType.RELATES_TO,
 }
 
 WRITE, ABSORB, REFUSE, SKIP, ALREADY = "write", "absorb", "refuse", "skip", "already"
@@ -156,10 +160,10 @@ def _records(system: str, source: SourceInput) -> Iterator[SourceRecord | Skippe
     try:
         for record in _reader(system)(source):
             if isinstance(record, SourceRecord) and unstorable(record.content):
-                raise BadSource("file", _("A record holds a NUL character or a lone surrogate."))
+                raise BadSource("body", _("A record holds a NUL character or a lone surrogate."))
             yield record
     except (UnicodeDecodeError, RecursionError) as exc:
-        raise BadSource("file", _("The file cannot be read: %(e)s") % {"e": exc}) from None
+        raise BadSource("body", _("The file cannot be read: %(e)s") % {"e": exc}) from None
 
 
 def source_checked(*, system: str, source: SourceInput, budget: int | None = None) -> int:
@@ -172,7 +176,7 @@ def source_checked(*, system: str, source: SourceInput, budget: int | None = Non
             characters += len(record.content)
     if budget is not None and characters > budget:
         raise BadSource(
-            "file",
+            "body",
             _(
                 "The file holds more than %(n)d characters of memories, more than one request "
                 "embeds: split it, or import it with manage.py import_from."
