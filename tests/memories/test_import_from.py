@@ -197,6 +197,8 @@ def test_mem0_history_gives_validity(tenancy, writer):
     assert now.valid and now.valid_from.isoformat().startswith("2025-02-01")
     assert not before.valid and before.valid_until.isoformat().startswith("2025-02-01")
     assert before.valid_from.isoformat().startswith("2025-01-01")
+    assert before.state == "forgotten" and "mem0" in before.forgotten_reason
+    assert MemoryLink.objects.get().source == now
 
 
 # Letta and supermemory.

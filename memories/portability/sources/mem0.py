@@ -7,7 +7,8 @@ of mem0ai 2.x): each memory is `{"id", "memory", "hash", "metadata", "created_at
 `Memory.history(id)` returns for it (`{"id", "memory_id", "old_memory", "new_memory", "event",
 "created_at", "updated_at", "is_deleted"}`), which give validity: the memory is valid from its
 last ADD or UPDATE, a DELETE ends it, and each text an UPDATE replaced becomes a memory of its
-own, valid from when it was written until the update.
+own, valid from when it was written until the update, linked from the memory that replaced it
+(`relates_to`).
 
 mem0 has no kinds; `metadata` may name one (`memory_type`, `category`, `categories`), mapped by
 `KINDS` (anything else is a fact). Users, agents, runs, actors, roles, metadata and the hash are
@@ -28,7 +29,7 @@ from memories.portability.sources.jsonfile import (
     text,
     when,
 )
-from memories.portability.sources.records import SkippedRecord, SourceRecord
+from memories.portability.sources.records import SkippedRecord, SourceRecord, SourceRelation
 
 SYSTEM = "mem0"
 MAX_HISTORY = 1000  # history rows of one memory kept in its claims
@@ -120,12 +121,14 @@ def _record(item: Any) -> Iterator[SourceRecord | SkippedRecord]:
     created, updated = when(item.get("created_at")), when(item.get("updated_at"))
     history = item.get("history")
     started = ended = None
+    relations: tuple[SourceRelation, ...] = ()
     if isinstance(history, list) and history:
         earlier, started, ended = _history_records(
             memory_id, history, {"kind": kind, "claims": claims}
         )
         yield from earlier
         claims = claims | {"history": history[:MAX_HISTORY]}
+        relations = tuple(SourceRelation("updates", e.source_id) for e in earlier)
     yield SourceRecord(
         system=SYSTEM,
         source_id=memory_id,
@@ -135,6 +138,7 @@ def _record(item: Any) -> Iterator[SourceRecord | SkippedRecord]:
         updated_at=updated,
         valid_from=started or created,
         valid_until=ended,
+        relations=relations,
         attributes=claims,
     )
 

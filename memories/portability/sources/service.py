@@ -15,7 +15,8 @@ canonicalization, the original kept), its text deduplicated in the scope (a text
 holds, or an earlier record of the file holds, is absorbed: its provenance joins that memory).
 Who wrote it comes from the credential; the source's ids, users, times and metadata are kept as
 claims on the import's provenance row. Validity comes from the source where it has it
-(`valid_from`/`valid_until`): a record valid until a time is stored superseded at that time.
+(`valid_from`/`valid_until`): a record valid until a time is stored forgotten at that time, the
+reason saying so.
 Relations between records become typed links (the source's word mapped by `LINK_TYPES`, an
 unknown one `relates_to`); a relation whose target is not in the file stays in the claims.
 A dry run reads the file the same way and reports what each record would become.
@@ -48,7 +49,7 @@ from memories.models import (
 )
 from memories.portability import format as fmt
 from memories.portability.imported import MemoryWrite, held_by_text, write_memories
-from memories.portability.incoming import EARLIEST, AuthorIn, MemoryIn, PeriodIn
+from memories.portability.incoming import EARLIEST, AuthorIn, ForgottenIn, MemoryIn, PeriodIn
 from memories.portability.periods import write_validity
 from memories.portability.sources.records import (
     BadSource,
@@ -257,17 +258,25 @@ def _held(record: SourceRecord, *, kinds: set[str], now: datetime) -> _Held | Re
     item = MemoryIn.model_construct(
         id=origin_id(record.system, record.source_id),
         kind=record.kind if record.kind in kinds else "fact",
-        state="valid" if until is None else "superseded",
+        state="valid" if until is None else "forgotten",
         author=AuthorIn.model_construct(kind="import", client=record.system, user=None),
         created=now,
         updated=now,
         language="",
         translation="",
         original="",
-        forgotten=None,
+        # A record the source holds valid until a time: ended then, saying why (the source
+        # rarely names what replaced it, so it is not a supersession here).
+        forgotten=None
+        if until is None
+        else ForgottenIn.model_construct(
+            at=until,
+            reason=_("No longer valid in %(system)s since %(at)s.")
+            % {"system": record.system, "at": fmt.when(until)},
+        ),
         restored=None,
         superseded_by=None,
-        superseded_at=until,
+        superseded_at=None,
         provenance=[],
         versions=[],
         validity=[
@@ -275,7 +284,7 @@ def _held(record: SourceRecord, *, kinds: set[str], now: datetime) -> _Held | Re
                 start=start,
                 until=until,
                 started="created",
-                ended="superseded" if until is not None else "",
+                ended="forgotten" if until is not None else "",
                 replaced_by=None,
             )
         ],
