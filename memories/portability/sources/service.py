@@ -48,7 +48,12 @@ from memories.models import (
     authenticated_author_kind,
 )
 from memories.portability import format as fmt
-from memories.portability.imported import MemoryWrite, held_by_text, write_memories
+from memories.portability.imported import (
+    MemoryWrite,
+    held_by_text,
+    prepare_writes,
+    write_memories,
+)
 from memories.portability.incoming import EARLIEST, AuthorIn, ForgottenIn, MemoryIn, PeriodIn
 from memories.portability.periods import write_validity
 from memories.portability.sources.records import (
@@ -362,6 +367,11 @@ def _write_batch(
     actor: Actor, scope: Scope, batch: list[_Held], report: SourceImportReport, links: _Links
 ) -> None:
     now = timezone.now()
+    # The slow part (language, embeddings) before the transaction, as the archive import does:
+    # the scope row is locked only to write.
+    earlier = _ledger(scope, [h.write.item.id for h in batch])
+    waiting = [h.write for h in batch if h.write.item.id not in earlier]
+    prepare_writes(waiting, set(held_by_text(scope, waiting)))
     with transaction.atomic():
         # Two imports into one scope run one after the other, so the ledger check holds.
         Scope.objects.select_for_update().filter(pk=scope.pk).first()
