@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -363,15 +364,19 @@ def _write_links(
     return len(rows)
 
 
+def _prepare_batch(scope: Scope, batch: list[_Held], preparing: ThreadPoolExecutor) -> Future[None]:
+    """The batch's language and embeddings, computed in the background (no query there) while
+    the batch before it is written: the model and PostgreSQL work side by side. What an earlier
+    run wrote and the texts the scope holds are not embedded (a resumed import skips fast)."""
+    earlier = _ledger(scope, [h.write.item.id for h in batch])
+    waiting = [h.write for h in batch if h.write.item.id not in earlier]
+    return preparing.submit(prepare_writes, waiting, set(held_by_text(scope, waiting)))
+
+
 def _write_batch(
     actor: Actor, scope: Scope, batch: list[_Held], report: SourceImportReport, links: _Links
 ) -> None:
     now = timezone.now()
-    # The slow part (language, embeddings) before the transaction, as the archive import does:
-    # the scope row is locked only to write.
-    earlier = _ledger(scope, [h.write.item.id for h in batch])
-    waiting = [h.write for h in batch if h.write.item.id not in earlier]
-    prepare_writes(waiting, set(held_by_text(scope, waiting)))
     with transaction.atomic():
         # Two imports into one scope run one after the other, so the ledger check holds.
         Scope.objects.select_for_update().filter(pk=scope.pk).first()
@@ -484,29 +489,50 @@ def source_import(
     seen: set[int] = set()
     batch: list[_Held] = []
 
-    def flush() -> None:
-        if dry_run:
-            _dry_batch(scope, batch, report, seen)
-        else:
-            _write_batch(actor, scope, batch, report, links)
-        batch.clear()
+    # The slow part (language, embeddings) of a batch runs before its transaction, as the
+    # archive import's does (the scope row is locked only to write), and beside the writing of
+    # the batch before it.
+    preparing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="import-prepare")
+    ready: list[tuple[list[_Held], Future[None]]] = []
+
+    def write_ready() -> None:
+        written, prepared = ready.pop()
+        prepared.result()
+        _write_batch(actor, scope, written, report, links)
         if progress is not None:
             progress(report)
 
-    for record in _records(system, source):
-        report.records += 1
-        if isinstance(record, SkippedRecord):
-            report.note(RecordOutcome(record.source_id, SKIP, record.reason))
-            continue
-        held = _held(record, kinds=kinds, now=timezone.now())
-        if isinstance(held, RecordOutcome):
-            report.note(held)
-            continue
-        batch.append(held)
-        if len(batch) >= BATCH:
+    def flush() -> None:
+        if dry_run:
+            _dry_batch(scope, batch, report, seen)
+            if progress is not None:
+                progress(report)
+        else:
+            prepared = _prepare_batch(scope, list(batch), preparing)
+            if ready:
+                write_ready()
+            ready.append((list(batch), prepared))
+        batch.clear()
+
+    try:
+        for record in _records(system, source):
+            report.records += 1
+            if isinstance(record, SkippedRecord):
+                report.note(RecordOutcome(record.source_id, SKIP, record.reason))
+                continue
+            held = _held(record, kinds=kinds, now=timezone.now())
+            if isinstance(held, RecordOutcome):
+                report.note(held)
+                continue
+            batch.append(held)
+            if len(batch) >= BATCH:
+                flush()
+        if batch:
             flush()
-    if batch:
-        flush()
+        if ready:
+            write_ready()
+    finally:
+        preparing.shutdown(wait=True, cancel_futures=True)
     if links.pending and not dry_run:
         waiting, links.pending = links.pending, []
         with transaction.atomic():
