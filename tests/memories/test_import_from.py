@@ -280,7 +280,7 @@ def test_an_oversized_file_or_text_past_the_budget_is_refused(tenancy, writer):
     assert not Memory.objects.exists()
 
 
-def test_who_may_import_and_from_what(tenancy, api, kinds_seeded):
+def test_who_may_import_and_from_what(tenancy, api, kinds_seeded, tmp_path):
     scope = tenancy.team.public_id
     assert post(api(tenancy.reader), scope, "mem0", {"results": []}).status_code == 403
     assert post(api(tenancy.outsider), scope, "mem0", {"results": []}).status_code == 404
@@ -321,3 +321,19 @@ def test_the_dashboard_page_runs_a_dry_run_then_the_import(tenancy, kinds_seeded
     assert wrong.status_code == 400 and "not a file letta writes" in wrong.content.decode()
     client.force_login(tenancy.reader)
     assert client.get(f"/scopes/{scope}/import-from/").status_code == 403
+
+
+def test_an_end_the_source_puts_in_the_future_leaves_the_memory_valid(tenancy, writer):
+    entry = {
+        "id": "f1",
+        "memory": "The beta flag stays on until the launch.",
+        "createdAt": "2025-04-01T08:00:00Z",
+        "updatedAt": "2099-01-01T00:00:00Z",
+        "isForgotten": True,
+    }
+    body = {"documents": [{"id": "d", "memoryEntries": [entry]}]}
+    assert post(writer, tenancy.team.public_id, "supermemory", body).json()["written"] == 1
+    memory = Memory.objects.get(scope=tenancy.team)
+    assert memory.valid and memory.valid_until is None
+    claims = Provenance.objects.get(memory=memory).claims
+    assert claims["valid_until"].startswith("2099")

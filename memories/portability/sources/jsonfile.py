@@ -63,7 +63,10 @@ def json_items(
 
 
 def first_byte(source: IO[bytes]) -> bytes:
-    """The first byte that is not white space (b"" for an empty file); the file rewound."""
+    """The first byte that is not white space (b"" for an empty file); the file rewound.
+    BadSource for a folder: this system writes a file."""
+    if not hasattr(source, "seek"):
+        raise BadSource("body", _("This system writes a JSON file, not a folder."))
     source.seek(0)
     head = source.read(4096).lstrip(b" \t\r\n\xef\xbb\xbf")
     source.seek(0)

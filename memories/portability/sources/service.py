@@ -258,7 +258,10 @@ def _held(record: SourceRecord, *, kinds: set[str], now: datetime) -> _Held | Re
         where = getattr(exc, "field", "")
         return RecordOutcome(record.source_id, REFUSE, f"{where}: {exc.message}")
     start = _bounded(record.valid_from or record.created_at, now) or now
-    until = _bounded(record.valid_until, now)
+    # An end the source puts in the future has not come: the memory is valid now (the
+    # source's time stays in the claims).
+    later = record.valid_until is not None and _bounded(record.valid_until, now) >= now
+    until = None if later else _bounded(record.valid_until, now)
     if until is not None and until <= start:
         start = until
     item = MemoryIn.model_construct(
