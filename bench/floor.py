@@ -1,0 +1,477 @@
+"""Each request beside its floor: what the model, PostgreSQL and HTTP alone cost on this machine.
+
+    .venv/bin/python bench/floor.py [--memories 2000] [--requests 40] [--batches 4] [--rounds 4]
+                                    [--fresh] [--busy] [--busy-seconds 60]
+
+Starts `manage.py serve` as `make run` does (bench/serving.py's server, data directory and
+requests), stops its worker (SIGSTOP) and, in `--rounds` alternating rounds so that requests and
+floors meet the same load on a shared machine:
+
+1. times each request over one keep-alive connection, one at a time (p50 / p95): recall in one
+   scope, build_context, briefing, remember one memory, batches of 100 short memories and of
+   100 chat turns;
+2. measures the floors:
+   - model: the embedding model alone in this process with the threads a web process gives the
+     same texts (memories.embeddings picks them per pass): one query, one short memory, a batch
+     of 100 short memories, a batch of 100 chat turns;
+   - SQL: the statements one request runs, captured once by running it in this process
+     (Django's test client, inside a transaction rolled back afterwards), then each run bare
+     from psycopg against the server's database (`--replays` times a round, each time in one
+     transaction rolled back, the sequences set back so the ids repeat; the median counts),
+     and once under `EXPLAIN (ANALYZE, TIMING)` (planning + execution inside PostgreSQL); each
+     transaction that writes memories adds one bare commit that flushes the WAL;
+   - loopback: the same request body posted to an empty HTTP server of the standard library;
+3. prints each request's p50 / p95, its floor (model + bare statements + loopback) and both
+   over the floor, the statements of each request, and the issue's ratios; with `--busy`, the
+   same requests again while another user posts batches of 100 chat turns as fast as the server
+   takes them (bench/busy.py's writer, one in twenty German) and the worker translates them
+   (the suite's fake LLM), beside the same idle floors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from _busy import fake_llm, load_average, server_pids, worker_paused
+from _chat import conversations, short_memory
+from _django import ROOT, percentile, setup_for
+from _server import Api, free_port, served, start_baseline
+from _serving_data import create_scope, data_dir_for, prepared, user_with_token
+from serving import Requests
+
+BATCH = 100
+KINDS = (
+    "recall, one scope",
+    "build_context",
+    "briefing",
+    "remember (one memory)",
+    "batch of 100 short",
+    "batch of 100 chat turns",
+)
+EXPLAINABLE = ("SELECT", "INSERT", "UPDATE", "DELETE", "WITH", "(")
+
+
+def request_calls(requests: Requests) -> dict[str, Callable]:
+    """Each kind of request as a function of a client's `call`."""
+    return {
+        "recall, one scope": lambda call: requests.recall_one(call, 0),
+        "build_context": lambda call: requests.context(call, 0),
+        "briefing": lambda call: requests.briefing(call, 0),
+        "remember (one memory)": lambda call: requests.remember(call, 0),
+        "batch of 100 short": lambda call: requests.batch(call, 0, chat=False),
+        "batch of 100 chat turns": lambda call: requests.batch(call, 0, chat=True),
+    }
+
+
+def timed(call: Callable[[], tuple[int, dict]], count: int, warmup: int) -> list[float]:
+    """Milliseconds of `count` calls after `warmup` ones, each checked for its status."""
+    latencies = []
+    for n in range(warmup + count):
+        started = time.perf_counter()
+        status, body = call()
+        if n >= warmup:
+            latencies.append((time.perf_counter() - started) * 1000)
+        assert status in (200, 201), (status, body)
+    return latencies
+
+
+def sample(
+    api: Api, calls: dict[str, Callable], times: dict, requests: int, batches: int, warm: bool
+) -> None:
+    """One round of every kind of request over `api`, appended to `times`."""
+    for name, request in calls.items():
+        count = batches if name.startswith("batch") else requests
+        warmup = 0 if not warm else 1 if name.startswith("batch") else 3
+        latencies = timed(lambda request=request: request(api.call), count, warmup)
+        times.setdefault(name, []).extend(latencies)
+
+
+# The model alone.
+
+
+def model_round(questions: list[str], chats: list[str], samples: dict, *, first: bool) -> None:
+    """Milliseconds the model takes for each request's texts, in this process (idle server),
+    appended to `samples`: eight single texts and one batch of each kind."""
+    import torch
+
+    from memories.embeddings import embed_texts
+
+    def ms(name: str, texts_for: Callable[[int], list[str]], times: int) -> None:
+        if first:
+            embed_texts(texts_for(-1))  # warm
+        for n in range(times):
+            texts = texts_for(n + len(samples.get(name, [])))
+            started = time.perf_counter()
+            embed_texts(texts)
+            samples.setdefault(name, []).append((time.perf_counter() - started) * 1000)
+
+    ms("recall, one scope", lambda n: [questions[n % len(questions)]], 8)
+    ms("remember (one memory)", lambda n: [short_memory(10_000 + n)], 8)
+    one_thread = torch.get_num_threads()  # what memories.embeddings chose, as in a web process
+    ms("batch of 100 short", lambda n: [short_memory(n * BATCH + i) for i in range(BATCH)], 1)
+    ms("batch of 100 chat turns", lambda n: [f"{t} ({n}.{i})" for i, t in enumerate(chats)], 1)
+    if first:
+        batch_threads = torch.get_num_threads()
+        print(f"model: {one_thread} torch thread(s) for one text, {batch_threads} for a batch")
+
+
+def model_floor(samples: dict) -> dict[str, float]:
+    model = {name: statistics.median(values) for name, values in samples.items()}
+    return dict(model, build_context=model["recall, one scope"], briefing=0.0)
+
+
+# The statements alone.
+
+
+@dataclass
+class Statement:
+    sql: str
+    bare: list[float] = field(default_factory=list)  # ms from psycopg, round trip included
+    planning: float | None = None  # ms, EXPLAIN (ANALYZE, TIMING)
+    execution: float | None = None
+
+    @property
+    def short(self) -> str:
+        return " ".join(self.sql.split())[:90]
+
+
+@dataclass
+class Captured:
+    statements: list[Statement]
+    commits: int  # transactions that write: each ends in a commit that flushes the WAL
+
+    @property
+    def bare_ms(self) -> float:
+        return sum(statistics.median(s.bare) for s in self.statements)
+
+    @property
+    def server_ms(self) -> float:
+        return sum((s.planning or 0) + (s.execution or 0) for s in self.statements)
+
+
+def sequences(cursor) -> dict[str, tuple[int | None, int]]:
+    cursor.execute(
+        "SELECT format('%I.%I', schemaname, sequencename), last_value, start_value "
+        "FROM pg_sequences"
+    )
+    return {name: (last, start) for name, last, start in cursor.fetchall()}
+
+
+def capture(request: Callable, token: str) -> tuple[list[str], dict[str, tuple[int | None, int]]]:
+    """The statements a request runs, through Django's test client in this process, inside a
+    transaction rolled back afterwards; and the sequences as they were before it."""
+    from django.db import connection, transaction
+    from django.test.utils import CaptureQueriesContext
+    from rest_framework.test import APIClient
+
+    client = APIClient(HTTP_HOST="127.0.0.1")
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+
+    def call(method: str, path: str, body):
+        response = (
+            client.get(path, body) if method == "GET" else client.post(path, body, format="json")
+        )
+        return response.status_code, response.json() if response.content else {}
+
+    status, body = request(call)  # warm: caches of the process, the model
+    assert status in (200, 201), (status, body)
+    with connection.cursor() as cursor:
+        before = sequences(cursor)
+    with transaction.atomic():
+        with CaptureQueriesContext(connection) as queries:
+            status, body = request(call)
+        transaction.set_rollback(True)
+    assert status in (200, 201), (status, body)
+    with connection.cursor() as cursor:
+        after = sequences(cursor)
+    moved = {name: value for name, value in before.items() if after.get(name) != value}
+    return [query["sql"] for query in queries.captured_queries], moved
+
+
+def commit_times(conn, times: int) -> list[float]:
+    """One bare commit of a transaction that wrote a row: what flushing the WAL costs here (a
+    table of the bench's own, dropped afterwards)."""
+    conn.execute("CREATE TABLE IF NOT EXISTS bench_floor_commit (n int)")
+    spent = []
+    for n in range(times):
+        conn.execute("BEGIN")
+        conn.execute("INSERT INTO bench_floor_commit VALUES (%s)", [n])
+        started = time.perf_counter()
+        conn.execute("COMMIT")
+        spent.append((time.perf_counter() - started) * 1000)
+    return spent
+
+
+@contextmanager
+def sequences_set_back(conn, moved: dict) -> Iterator[None]:
+    """The sequences as they were before the captured request, so the ids repeat; afterwards
+    as they were before the replay (the server's own requests went on meanwhile)."""
+    now = sequences(conn.cursor())
+    for name, (last, start) in moved.items():
+        conn.execute("SELECT setval(%s, %s, %s)", [name, last or start, last is not None])
+    try:
+        yield
+    finally:
+        for name in moved:
+            last, start = now[name]
+            conn.execute("SELECT setval(%s, %s, %s)", [name, last or start, last is not None])
+
+
+def replay(conn, statements: list[Statement], moved: dict, replays: int) -> None:
+    """Each statement bare, `replays` times, each run in one transaction rolled back."""
+    for _ in range(replays):
+        with sequences_set_back(conn, moved):
+            conn.execute("BEGIN")
+            for statement in statements:
+                started = time.perf_counter()
+                cursor = conn.execute(statement.sql)
+                if cursor.description:
+                    cursor.fetchall()
+                statement.bare.append((time.perf_counter() - started) * 1000)
+            conn.execute("ROLLBACK")
+
+
+def explain(conn, statements: list[Statement], moved: dict) -> None:
+    """Each statement once under EXPLAIN (ANALYZE, TIMING), in one transaction rolled back."""
+    with sequences_set_back(conn, moved):
+        conn.execute("BEGIN")
+        explain_each(conn, statements)
+        conn.execute("ROLLBACK")
+
+
+def explain_each(conn, statements: list[Statement]) -> None:
+    for statement in statements:
+        sql = statement.sql.lstrip()
+        while sql.upper().startswith("SET "):  # settings sent with a query, in one string
+            setting, _, sql = sql.partition(";")
+            conn.execute(setting)
+            sql = sql.lstrip()
+        if sql.upper().startswith(EXPLAINABLE):
+            [[plan]] = conn.execute("EXPLAIN (ANALYZE, TIMING, FORMAT JSON) " + sql).fetchone()
+            statement.planning, statement.execution = plan["Planning Time"], plan["Execution Time"]
+        elif sql:
+            conn.execute(sql)
+
+
+def write_transactions(sqls: list[str]) -> int:
+    """Transactions of the request (outermost savepoints here, the test's transaction around
+    them) that insert, update or delete: each is a commit with a WAL flush on the server. An
+    activity row's commit does not wait for the flush (synchronous_commit off), so a transaction
+    that writes only the activity log is not counted."""
+    count, depth, writes = 0, 0, set()
+    for sql in sqls:
+        head = sql.lstrip().upper()
+        if head.startswith("SAVEPOINT"):
+            depth += 1
+            if depth == 1:
+                writes = set()
+        elif head.startswith("RELEASE SAVEPOINT") or head.startswith("ROLLBACK TO SAVEPOINT"):
+            if head.startswith("RELEASE"):
+                depth -= 1
+                if depth == 0 and writes - {'"MEMORIES_ACTIVITYLOG"'}:
+                    count += 1
+        elif head.startswith(("INSERT", "UPDATE", "DELETE")):
+            table = head.split()[2 if head.startswith(("INSERT", "DELETE")) else 1]
+            writes.add(table)
+    return count
+
+
+def database():
+    """A connection of our own to the server's database, as Django's connections are set up."""
+    import psycopg
+    from django.conf import settings
+
+    database = settings.DATABASES["default"]
+    return psycopg.connect(
+        dbname=database["NAME"],
+        user=database["USER"],
+        password=database.get("PASSWORD") or None,
+        host=database["HOST"],
+        port=database["PORT"] or None,
+        autocommit=True,
+        prepare_threshold=None,  # as Django's: every statement parsed and planned each time
+    )
+
+
+# The table.
+
+
+def floor_ms(name: str, model: dict, sql: dict, commit: float, loopback: dict) -> float:
+    return model[name] + sql[name].bare_ms + sql[name].commits * commit + loopback[name]
+
+
+def show(title: str, times: dict, model: dict, sql: dict, commit: float, loopback: dict) -> None:
+    print(f"\n{title} (ms)")
+    header = ("request", "p50", "p95", "floor", "model", "SQL", "n", "loop", "p50/fl", "p95/fl")
+    print("{:24s} {:>8s} {:>8s} {:>8s} {:>8s} {:>7s} {:>3s} {:>6s} {:>7s} {:>7s}".format(*header))
+    for name in KINDS:
+        if name not in times:
+            continue
+        p50, p95 = statistics.median(times[name]), percentile(times[name], 95)
+        floor = floor_ms(name, model, sql, commit, loopback)
+        statements = sql[name].bare_ms + sql[name].commits * commit
+        print(
+            f"{name:24s} {p50:8.1f} {p95:8.1f} {floor:8.1f} {model[name]:8.1f} "
+            f"{statements:7.1f} {len(sql[name].statements):3d} {loopback[name]:6.2f} "
+            f"{p50 / floor:6.2f}x {p95 / floor:6.2f}x"
+        )
+
+
+def show_statements(sql: dict, commit: float) -> None:
+    print("\nstatements of one request (ms: bare from psycopg, median; EXPLAIN plan + exec)")
+    print(f"a commit that flushes the WAL: {commit:.2f} ms")
+    for name in KINDS:
+        captured = sql[name]
+        print(
+            f"{name}: {len(captured.statements)} statements, bare {captured.bare_ms:.1f}, "
+            f"server {captured.server_ms:.1f}, {captured.commits} commit(s) with a flush"
+        )
+        for statement in captured.statements:
+            explain = (
+                f"{statement.planning:5.2f} +{statement.execution:6.2f}"
+                if statement.execution is not None
+                else " " * 13
+            )
+            print(f"  {statistics.median(statement.bare):6.2f}  {explain}  {statement.short}")
+
+
+def show_targets(times: dict, model: dict, sql: dict, label: str) -> None:
+    """The issue's ratios from these figures."""
+    p50 = {name: statistics.median(values) for name, values in times.items()}
+    recall_statement = max(statistics.median(s.bare) for s in sql["recall, one scope"].statements)
+    print(f"\n{label}:")
+    for name in ("batch of 100 short", "batch of 100 chat turns"):
+        print(f"  {name}: {model[name] / p50[name]:.2f} of the model's own rate (target >= 0.6)")
+    extra = p50["remember (one memory)"] - model["remember (one memory)"]
+    print(f"  remember: {extra:.1f} ms beyond the model's one short text (target <= 8)")
+    bound = model["recall, one scope"] + recall_statement
+    print(
+        f"  recall: {p50['recall, one scope'] / bound:.2f}x (query embedding + its largest "
+        f"statement, {bound:.1f} ms) (target <= 1.3)"
+    )
+    gap = p50["build_context"] - p50["recall, one scope"]
+    print(f"  build_context: recall + {gap:.1f} ms (target <= 10)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--memories", type=int, default=2000)
+    parser.add_argument("--requests", type=int, default=40, help="per kind of single request")
+    parser.add_argument("--batches", type=int, default=4, help="batches of 100 per kind")
+    parser.add_argument("--rounds", type=int, default=4, help="requests and floors in turn")
+    parser.add_argument(
+        "--replays", type=int, default=2, help="bare runs of each statement a round"
+    )
+    parser.add_argument("--fresh", action="store_true", help="a new data directory, then removed")
+    parser.add_argument("--busy", action="store_true", help="the same requests beside a writer")
+    parser.add_argument("--busy-seconds", type=float, default=60)
+    args = parser.parse_args()
+
+    print(f"start: {load_average()}")
+    fake = None
+    if args.busy:  # the worker translates the writer's German turns through the fake LLM
+        fake = fake_llm()
+        os.environ.update(
+            ANTHROPIC_API_KEY="bench-key",
+            ANTHROPIC_BASE_URL=fake.url,
+            NO_PROXY="127.0.0.1,localhost",
+        )
+    data_dir, state = data_dir_for(args.memories, 1, args.fresh or args.busy)
+    baseline_port = free_port()
+    baseline_server = start_baseline(baseline_port)
+    busy_times: dict[str, list[float]] = {}
+    try:
+        with served(data_dir, keep_rate_limit=True) as port:
+            setup_for(data_dir)
+            state = prepared(port, data_dir, state, args.memories, 1)
+            stamp = int(time.time()) % 100_000
+            requests = Requests(state, stamp=stamp)
+            calls = request_calls(requests)
+            api, empty = Api(port, state["token"]), Api(baseline_port)
+            turns, _ = conversations(5_000, 1)
+            with worker_paused(server_pids(port)[0]), database() as conn:
+                # Requests and floors in alternating rounds, so that both meet the same load.
+                captured = {
+                    name: capture(request, state["token"]) for name, request in calls.items()
+                }
+                statements = {
+                    name: [Statement(sql) for sql in sqls] for name, (sqls, _) in captured.items()
+                }
+                idle: dict[str, list[float]] = {}
+                loop: dict[str, list[float]] = {}
+                model_samples: dict[str, list[float]] = {}
+                commits: list[float] = []
+                chats = [turn.content for turn in turns[0][:BATCH]]
+                singles, batches = -(-args.requests // args.rounds), -(-args.batches // args.rounds)
+                for number in range(args.rounds):
+                    first = number == 0
+                    sample(api, calls, idle, singles, batches, warm=first)
+                    for name, request in calls.items():
+                        timing = timed(lambda r=request: r(empty.call), 8, 2 if first else 0)
+                        loop.setdefault(name, []).extend(timing)
+                    model_round(state["questions"][0], chats, model_samples, first=first)
+                    commits += commit_times(conn, 5)
+                    for name, (_, moved) in captured.items():
+                        replay(conn, statements[name], moved, args.replays)
+                for name, (_, moved) in captured.items():
+                    explain(conn, statements[name], moved)
+                conn.execute("DROP TABLE bench_floor_commit")
+                sql = {
+                    name: Captured(statements[name], write_transactions(sqls))
+                    for name, (sqls, _) in captured.items()
+                }
+                loopback = {name: statistics.median(values) for name, values in loop.items()}
+                model, commit = model_floor(model_samples), statistics.median(commits)
+            if args.busy:
+                token = user_with_token("writer")
+                scope = create_scope(Api(port, token), f"busy{stamp}")
+                busy_script = str(ROOT / "bench" / "busy.py")
+                command = [sys.executable, busy_script, "--write", str(port), token, scope]
+                writer = subprocess.Popen(
+                    [*command, str(args.busy_seconds)], stdout=subprocess.PIPE
+                )
+                while writer.poll() is None:
+                    sample(api, calls, busy_times, max(3, args.requests // 8), 1, warm=False)
+                print(f"busy writer: {writer.stdout.read().decode().strip()}")
+    finally:
+        baseline_server.kill()
+        if fake is not None:
+            fake.stop()
+        if args.fresh or args.busy:
+            shutil.rmtree(data_dir, ignore_errors=True)
+
+    print(f"\n{args.memories} memories in one scope; one request at a time, one connection")
+    show("idle, worker stopped", idle, model, sql, commit, loopback)
+    if busy_times:
+        show(
+            "busy, beside a chat-turn writer and the worker",
+            busy_times,
+            model,
+            sql,
+            commit,
+            loopback,
+        )
+    show_statements(sql, commit)
+    show_targets(idle, model, sql, "idle, against the issue's targets")
+    if busy_times:
+        for name in ("recall, one scope",):
+            ratio = percentile(busy_times[name], 95) / percentile(idle[name], 95)
+            print(f"  busy recall p95: {ratio:.2f}x idle (target <= 1.5)")
+        for name in ("remember (one memory)", "batch of 100 short", "batch of 100 chat turns"):
+            rate = statistics.median(idle[name]) / statistics.median(busy_times[name])
+            print(f"  busy {name}: {rate:.2f} of its idle rate")
+    print(f"end: {load_average()}")
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    main()
