@@ -368,15 +368,15 @@ ENTITY_MATCH = (
 )
 
 
+COMMON_SHARE = 0.1
+COMMON_MENTIONS_MIN = 5
+
+
 def common_mentions(rows: int) -> int:
     """How many mentions make an entity common among `rows` readable memories: a tenth of them,
     and never fewer than COMMON_MENTIONS_MIN (in a small scope three memories about one service
     still single them out)."""
     return max(COMMON_MENTIONS_MIN, int(COMMON_SHARE * rows))
-
-
-COMMON_SHARE = 0.1
-COMMON_MENTIONS_MIN = 5
 
 
 def row_filter(*, scopes: str, kinds: bool, as_of: bool) -> str:

@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from memories.entities.links import link_create, link_remove
 from memories.models import ActivityLog
@@ -105,11 +107,19 @@ def test_the_expansion_adds_the_linked_memory_of_a_strong_hit(tenancy, api, team
     body = post_recall(api(tenancy.owner), {"query": query, "scopes": [team], "k": 2}).json()
     assert [hit["id"] for hit in body["results"]] == [export.public_id, finance.public_id]
     assert last_steps(tenancy.owner)["expansion"] == {"added": [finance.public_id]}
-    # Switched off (the bench's ablation), the answer is the one before.
-    off = search_found(
-        query=query, selection=selection, k=2, tuning=replace(PRODUCT, expansion=False)
-    )
+    # Switched off (the bench's ablation), the answer is the one before; the expansion costs
+    # one statement, the entity lift none (it runs inside recall's statement).
+    with CaptureQueriesContext(connection) as without_steps:
+        off = search_found(
+            query=query,
+            selection=selection,
+            k=2,
+            tuning=replace(PRODUCT, expansion=False, entity_lift=False),
+        )
+    with CaptureQueriesContext(connection) as with_steps:
+        search_found(query=query, selection=selection, k=2)
     assert [hit.id for hit in off.hits] == [hit.id for hit in before.hits]
+    assert len(with_steps) == len(without_steps) + 1
 
     # A removed link is followed no more; nothing relevant expands nothing.
     link_remove(actor=actor, link=link)
