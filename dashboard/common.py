@@ -11,6 +11,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 
+from memories.entities.selectors import entities_of_memories
 from zeromemory.core.actor import Actor, session_password_checked_at
 from zeromemory.core.errors import DomainError, Forbidden, NotFound
 
@@ -75,3 +76,11 @@ def add_domain_error(form: forms.Form, exc: DomainError) -> None:
     fields = [name for name in (exc.details or {}) if name in form.fields]
     for name in fields or [None]:
         form.add_error(name, exc.message)
+
+
+def with_entity_chips(actor: Actor, memories: list[Any]) -> None:
+    """Give each memory `entity_chips`: what it is about, for the chips of its card (only
+    entities of scopes the actor reads)."""
+    about = entities_of_memories(actor=actor, memories=memories)
+    for memory in memories:
+        memory.entity_chips = about.get(memory.pk, [])

@@ -14,6 +14,7 @@ from memories.models import (
     ActivityOutcome,
     AuthorKind,
     ConflictStatus,
+    EntityKind,
     LinkType,
     MemoryState,
     RuleStatus,
@@ -300,3 +301,54 @@ class AccountDeleteForm(forms.Form):
         label=_("I understand that my account and my personal memories are deleted for good."),
         required=True,
     )
+
+
+class EntitySearchForm(forms.Form):
+    """The entities page's filters: part of a name or alias, a kind, a readable scope."""
+
+    q = forms.CharField(label=_("Name or alias"), max_length=200, required=False)
+    kind = forms.ChoiceField(label=_("Kind"), required=False)
+    # A free value, as on the memories page: a scope one cannot read answers 404.
+    scope = forms.CharField(label=_("Scope"), required=False, max_length=40)
+    cursor = forms.CharField(required=False, max_length=40, widget=forms.HiddenInput)
+
+    def __init__(self, *args, scopes, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["kind"].choices = _any(_("Any kind")) + list(EntityKind.choices)
+        self.fields["scope"].widget = forms.Select(
+            choices=_any(_("All scopes")) + scope_choices(scopes)
+        )
+
+
+class EntityAliasForm(forms.Form):
+    alias = forms.CharField(label=_("Another name"), max_length=200)
+
+
+class EntityMergeForm(forms.Form):
+    into = forms.CharField(
+        label=_("Merge into"),
+        max_length=40,
+        widget=forms.TextInput(attrs={"placeholder": _("An entity id of this scope")}),
+    )
+
+
+class EntitySplitForm(forms.Form):
+    aliases = forms.CharField(
+        label=_("Names to move"),
+        max_length=2000,
+        help_text=_("One name per line, each a name of this entity."),
+        widget=forms.Textarea(attrs={"rows": 3}),
+    )
+    name = forms.CharField(label=_("Name of the new entity"), max_length=200)
+    kind = forms.ChoiceField(label=_("Kind"), required=False)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["kind"].choices = _any(_("The same kind")) + list(EntityKind.choices)
+
+    def clean_aliases(self) -> list[str]:
+        names = [line.strip() for line in self.cleaned_data["aliases"].splitlines()]
+        names = [name for name in names if name]
+        if not names:
+            raise forms.ValidationError(_("Name at least one name to move."))
+        return names

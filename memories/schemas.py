@@ -407,3 +407,154 @@ class ScopeHoldingsOut(BaseModel):
     role: str | None = Field(description="The caller's role: reader, writer or admin.")
     memories: int = Field(description="Valid memories in the scope.")
     kinds: dict[str, int] = Field(description="Valid memories by kind.")
+
+
+# -- entities (memories.entities.selectors, memories.entities.services) -------------------------
+
+
+class EntityRefOut(BaseModel):
+    """An entity named inside another answer."""
+
+    id: str
+    name: str
+    kind: str
+
+    @classmethod
+    def of(cls, entity: Any) -> EntityRefOut:
+        return cls(id=entity.public_id, name=entity.name, kind=entity.kind)
+
+
+class EntityOut(BaseModel):
+    """An entity of a scope: what memories are about (a person, a service, a path…)."""
+
+    id: str
+    scope: str
+    kind: str
+    name: str
+    aliases: list[str] = Field(description="Every name it answers to, its own first.")
+    merged_into: str | None = Field(description="The entity it is merged into, while it stands.")
+    memories: int = Field(description="Current memories you can read that mention it.")
+    created_at: datetime
+
+    @classmethod
+    def of(cls, entity: Any, *, memories: int, aliases: list[str] | None = None) -> EntityOut:
+        if aliases is None:
+            aliases = [alias.alias for alias in entity.aliases.all()]
+        return cls(
+            id=entity.public_id,
+            scope=entity.scope.public_id,
+            kind=entity.kind,
+            name=entity.name,
+            aliases=aliases,
+            merged_into=_public_id(entity.merged_into) if entity.merged_into_id else None,
+            memories=memories,
+            created_at=entity.created_at,
+        )
+
+
+class EntityPageOut(BaseModel):
+    results: list[EntityOut]
+    next_cursor: str | None
+
+
+class EntityNeighbourOut(EntityRefOut):
+    shared_memories: int = Field(description="Current memories mentioning both.")
+
+
+class EntityTimelineOut(BaseModel):
+    day: str  # YYYY-MM-DD (UTC)
+    memories: int  # current memories mentioning it written that day
+
+
+class EntityDetailOut(BaseModel):
+    """One entity described: its current memories newest first (one page), the entities they
+    also mention (only of scopes you can read), and the days they were written."""
+
+    entity: EntityOut
+    folded: list[EntityRefOut] = Field(description="Entities merged into this one.")
+    memories: list[MemoryOut]
+    next_cursor: str | None
+    neighbours: list[EntityNeighbourOut]
+    timeline: list[EntityTimelineOut]
+
+    @classmethod
+    def of(cls, description: Any, *, aliases: list[str]) -> EntityDetailOut:
+        return cls(
+            entity=EntityOut.of(
+                description.entity, memories=description.memory_count, aliases=aliases
+            ),
+            folded=[EntityRefOut.of(entity) for entity in description.folded],
+            memories=[MemoryOut.of(memory) for memory in description.memories],
+            next_cursor=description.next_cursor,
+            neighbours=[
+                EntityNeighbourOut(
+                    **EntityRefOut.of(n.entity).model_dump(), shared_memories=n.shared_memories
+                )
+                for n in description.neighbours
+            ],
+            timeline=[
+                EntityTimelineOut(day=row.day.isoformat(), memories=row.memories)
+                for row in description.timeline
+            ],
+        )
+
+
+class EntitiesToolOut(BaseModel):
+    """The MCP tool `entities`: a page of entities found (`results`), or one described
+    (`entity`, with `results` empty)."""
+
+    results: list[EntityOut]
+    entity: EntityDetailOut | None
+    next_cursor: str | None
+
+
+class EntityAliasOut(BaseModel):
+    entity: str
+    alias: str
+    created_at: datetime
+
+
+class EntityReshapeOut(BaseModel):
+    """A merge (`merged` folded into `survivor`) or a split (`created` made from `source` with
+    the names in `aliases`); add-only: undoing one marks it undone."""
+
+    kind: str  # merge or split
+    scope: str
+    merged: EntityRefOut | None = None
+    survivor: EntityRefOut | None = None
+    source: EntityRefOut | None = None
+    created: EntityRefOut | None = None
+    aliases: list[str] = Field(default_factory=list)
+    mentions_moved: int = 0
+    by: str | None
+    at: datetime
+    undone_by: str | None
+    undone_at: datetime | None
+
+    @classmethod
+    def of_merge(cls, merge: Any) -> EntityReshapeOut:
+        return cls(
+            kind="merge",
+            scope=merge.scope.public_id,
+            merged=EntityRefOut.of(merge.merged),
+            survivor=EntityRefOut.of(merge.survivor),
+            by=_username(merge.by),
+            at=merge.at,
+            undone_by=_username(merge.undone_by),
+            undone_at=merge.undone_at,
+        )
+
+    @classmethod
+    def of_split(cls, split: Any, *, aliases: list[str]) -> EntityReshapeOut:
+        return cls(
+            kind="split",
+            scope=split.scope.public_id,
+            source=EntityRefOut.of(split.source),
+            created=EntityRefOut.of(split.created),
+            aliases=aliases,
+            mentions_moved=len(split.mention_ids),
+            by=_username(split.by),
+            at=split.at,
+            undone_by=_username(split.undone_by),
+            undone_at=split.undone_at,
+        )

@@ -25,6 +25,11 @@ TENANT_MODELS = {
     "ConflictAction",
     "ValidityPeriod",
     "MemoryLink",
+    "Entity",
+    "EntityAlias",
+    "EntityMention",
+    "EntityMerge",
+    "EntitySplit",
 }
 # Where tenant data may be queried: the one door, and the reads and writes behind it.
 ALLOWED = (
@@ -45,7 +50,8 @@ ALLOWED = (
     "memories/insights/",  # the fold over every scope; answers of a scope the door gave
     "memories/management/commands/",  # operators' commands over every memory
     "memories/portability/",  # export and import of scopes from the door, erasure by id
-    "memories/entities/",  # typed links: written on memories the door gave, read through it
+    # Entities and typed links: written on memories and entities the door gave, read through it.
+    "memories/entities/",
 )
 
 

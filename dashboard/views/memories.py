@@ -20,6 +20,7 @@ from dashboard.common import (
     next_page_url,
     render_page,
     wants_partial,
+    with_entity_chips,
 )
 from dashboard.forms import ForgetForm, LinkForm, MemoryEditForm, MemoryFilterForm, RememberForm
 from dashboard.timeline import timeline_rows
@@ -66,6 +67,7 @@ def _search_rows(request: HttpRequest, form: MemoryFilterForm) -> list[Row]:
     }
     rows = [Row(memory=found[hit.id], hit=hit) for hit in hits if hit.id in found]
     selectors.with_verbatim([row.memory for row in rows])
+    with_entity_chips(actor, [row.memory for row in rows])
     return rows
 
 
@@ -82,6 +84,7 @@ def _browse_rows(request: HttpRequest, form: MemoryFilterForm) -> tuple[list[Row
         actor=actor_for(request), filters=filters, page=Page(data["cursor"] or None, PAGE_SIZE)
     )
     selectors.with_verbatim(found)
+    with_entity_chips(actor_for(request), found)
     return [Row(memory=memory) for memory in found], next_cursor
 
 
@@ -128,6 +131,7 @@ def _detail_context(request: HttpRequest, memory: Memory, **forms) -> dict:
     actor = actor_for(request)
     history = selectors.memory_history(actor=actor, public_id=memory.public_id)
     memory = history.memory
+    with_entity_chips(actor, [memory])
     can_write = access.can_write(actor, memory.scope)
     return {
         "memory": memory,

@@ -3,7 +3,17 @@
 from django.urls import path
 
 import zeromemory.core.converters  # noqa: F401 - registers the id and username converters
-from memories.api import conflicts, ingest, insights, links, memories, portability, read, rules
+from memories.api import (
+    conflicts,
+    entities,
+    ingest,
+    insights,
+    links,
+    memories,
+    portability,
+    read,
+    rules,
+)
 
 urlpatterns = [
     path("memories", memories.MemoryListView.as_view(), name="api-memories"),
@@ -29,6 +39,29 @@ urlpatterns = [
         "memories/<id:memory_id>/links/<id:link_id>",
         links.MemoryLinkView.as_view(),
         name="api-link",
+    ),
+    path("entities", entities.EntityListView.as_view(), name="api-entities"),
+    path("entities/<id:entity_id>", entities.EntityDetailView.as_view(), name="api-entity"),
+    path(
+        "entities/<id:entity_id>/aliases",
+        entities.EntityAliasView.as_view(),
+        name="api-entity-aliases",
+    ),
+    path(
+        "entities/<id:entity_id>/merge", entities.EntityMergeView.as_view(), name="api-entity-merge"
+    ),
+    path(
+        "entities/<id:entity_id>/merge/undo",
+        entities.EntityMergeUndoView.as_view(),
+        name="api-entity-merge-undo",
+    ),
+    path(
+        "entities/<id:entity_id>/split", entities.EntitySplitView.as_view(), name="api-entity-split"
+    ),
+    path(
+        "entities/<id:entity_id>/split/undo",
+        entities.EntitySplitUndoView.as_view(),
+        name="api-entity-split-undo",
     ),
     path("memories/<id:memory_id>/share", memories.ShareView.as_view(), name="api-share"),
     path("memories/<id:memory_id>/promote", rules.RulePromoteView.as_view(), name="api-promote"),

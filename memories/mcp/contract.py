@@ -427,3 +427,20 @@ Answers not_found for a memory you cannot read, forbidden when you may not write
 conflict when either memory is forgotten or superseded. Returns the link."""
 
 DESCRIPTIONS.update(link=LINK)
+
+# What memories are about (memories.mcp.entity_tools).
+ENTITIES = """\
+Find what memories are about, or everything known about one thing. Entities are the people, \
+teams, services, repositories, paths, tools, products, places and events your scopes' memories \
+mention, each with a name and aliases.
+
+- Search: query (part of a name or alias, any case), kind, scope; newest first, paged with \
+cursor and limit. Each result says how many memories you can read mention it.
+- Describe: entity_id from a search or a memory. Answers its memories newest first (paged), \
+the entities they also mention (neighbours, with how many memories they share) and a timeline \
+of the days they were written.
+
+Read-only; only entities of scopes you can read. Answers not_found for an entity or scope you \
+cannot read."""
+
+DESCRIPTIONS.update(entities=ENTITIES)

@@ -24,6 +24,7 @@ from memories.capture.schemas import IngestOut
 from memories.entities.given import MAX_GIVEN_ALIASES, MAX_GIVEN_ENTITIES
 from memories.mcp import contract
 from memories.mcp.curation_tools import CURATION_TOOLS
+from memories.mcp.entity_tools import ENTITY_TOOLS
 from memories.mcp.history_tools import HISTORY_TOOLS
 from memories.mcp.hygiene_tools import HYGIENE_TOOLS
 from memories.mcp.insights_tools import INSIGHTS_TOOLS
@@ -257,6 +258,7 @@ TOOLS: list[tuple[Callable[..., Any], str, ToolAnnotations]] = [
     *CURATION_TOOLS,  # move_memories, share, promote_rule, reject_rule, import_memory, benchmark
     *SCOPE_TOOLS,
     *LINK_TOOLS,
+    *ENTITY_TOOLS,
 ]
 
 

@@ -18,6 +18,8 @@ import pytest
 from django.conf import settings
 from django.test import Client
 
+from memories.embeddings import embed_query
+
 CHROMIUM = Path(os.environ.get("ZM_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = [
     "--headless",
@@ -60,6 +62,9 @@ def browser() -> Iterator:
 
 @pytest.fixture
 def seeded_live_server(live_server, kinds_seeded, transactional_db):
+    # The served app loads the model before its first request (zeromemory/asgi.py); so does the
+    # live server, or a page's first write waits for the load under a browser's timeout.
+    embed_query("warm up")
     return live_server
 
 

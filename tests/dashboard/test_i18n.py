@@ -15,8 +15,10 @@ from django.conf import settings
 from django.test import Client
 
 from memories.entities.links import link_create
-from memories.models import Conflict, ConflictStatus
+from memories.entities.services import entity_alias_add, entity_merge, entity_split
+from memories.models import Conflict, ConflictStatus, Entity
 from memories.portability.prepared import export_job_start
+from memories.services.remember import RememberInput, memory_remember
 from scopes.models import Scope
 from scopes.services import token_create
 from tests.dashboard.conftest import canonicalized
@@ -154,6 +156,24 @@ def every_page(tenancy, memories):
 
     recall(actor=Actor(user=tenancy.owner, surface="dashboard"), query="health endpoint")
     team = tenancy.team.public_id
+    # Two entities named together, one merged into another and then split off, so the entity
+    # page draws a neighbour and the scope's merges and splits list both.
+    write = memory_remember(
+        actor=Actor(user=tenancy.owner),
+        request=RememberInput(
+            content="Dana runs the billing service.",
+            kind="fact",
+            scope=team,
+            entities=["billing service", "Dana", "Stripe"],
+        ),
+    ).memory
+    billing = Entity.objects.get(mentions__memory=write, name="billing service")
+    stripe = Entity.objects.get(mentions__memory=write, name="Stripe")
+    entity_merge(actor=Actor(user=tenancy.owner), merged=stripe, survivor=billing)
+    entity_alias_add(actor=Actor(user=tenancy.owner), entity=billing, alias="billing API")
+    entity_split(
+        actor=Actor(user=tenancy.owner), entity=billing, aliases=["billing API"], name="billing API"
+    )
     export = export_job_start(actor=Actor(user=tenancy.owner), scope=tenancy.team)
     return [
         (True, "/"),
@@ -177,6 +197,10 @@ def every_page(tenancy, memories):
         (True, "/account/"),
         (True, f"/scopes/{team}/exports/{export.public_id}/"),
         (True, "/memories/mem_missing/"),
+        (True, "/entities/"),
+        (True, "/entities/?q=zzzz"),
+        (True, f"/entities/{billing.public_id}/"),
+        (True, f"/scopes/{team}/entities/changes/"),
         (False, "/login/"),
         (False, "/signup/"),
     ]

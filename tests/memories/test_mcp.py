@@ -13,7 +13,15 @@ import pytest
 from mcp import ClientSession
 from mcp_types import CallToolResult
 
-from memories.models import ActivityLog, Conflict, ConflictStatus, Memory, Provenance, Rule
+from memories.models import (
+    ActivityLog,
+    Conflict,
+    ConflictStatus,
+    Entity,
+    Memory,
+    Provenance,
+    Rule,
+)
 from scopes.models import ScopeKind
 from scopes.services import token_create, token_revoke
 from tests.factories import make_token
@@ -270,6 +278,7 @@ def test_every_tool_answers_and_fails_readably_through_the_typescript_sdk(
     team = tenancy.team.public_id
     personal_id = tenancy.owner.owned_scopes.get(kind=ScopeKind.PERSONAL).public_id
     kept = remember_directly(tenancy.owner, "Deploys go through the staging cluster.", team)
+    staging = Entity.objects.create(scope=tenancy.team, kind="service", name="staging cluster")
     one = remember_directly(tenancy.owner, "Lint runs on every push to main.", team)
     other = remember_directly(tenancy.owner, "Every push to main runs the linter.", team)
     pair = Conflict.objects.create(
@@ -330,6 +339,10 @@ def test_every_tool_answers_and_fails_readably_through_the_typescript_sdk(
         # Typed links (memories.mcp.link_tools).
         step("link", "owner", OK, memory_id=one, to=kept, type="depends_on"),
         step("link", "reader", "forbidden", memory_id=one, to=kept, type="depends_on"),
+        # What memories are about (memories.mcp.entity_tools).
+        step("entities", "reader", OK, scope=team, query="staging"),
+        step("entities", "reader", OK, entity_id=staging.public_id),
+        step("entities", "outsider", "not_found", entity_id=staging.public_id),
     ]
     # move_memories, share, promote_rule, reject_rule, import_memory, benchmark_memory
     mine = remember_directly(tenancy.owner, "My editor trims trailing spaces.", personal_id)

@@ -342,6 +342,41 @@ API_ROWS += [  # move, share, promote and benchmark (issue 38)
         TEAM_WRITE,
         note="the world's memory is an approved rule already: 409 for the owner",
     ),
+    # Entities (issue 40): search, describe, names for writers, merges and splits for admins.
+    _api("api-entities", "get", "entities?scope={team}", TEAM_READ),
+    _api(
+        "api-entities",
+        "get",
+        "entities?q=vault",
+        ACCOUNT_READ,
+        note="only entities of readable scopes are found",
+    ),
+    _api("api-entity", "get", "entities/{entity}", TEAM_READ),
+    _api(
+        "api-entity",
+        "get",
+        "entities/{entity}?limit=1",
+        TEAM_READ,
+        note="memories paged; neighbours of readable scopes only",
+    ),
+    _api("api-entity-aliases", "post", "entities/{entity}/aliases", TEAM_WRITE, {"alias": "crypt"}),
+    _api(
+        "api-entity-merge",
+        "post",
+        "entities/{neighbour}/merge",
+        TEAM_ADMIN,
+        {"into": "{entity}"},
+        note="add-only: a row says who merged what, until it is undone",
+    ),
+    _api("api-entity-merge-undo", "post", "entities/{merged}/merge/undo", TEAM_ADMIN),
+    _api(
+        "api-entity-split",
+        "post",
+        "entities/{entity}/split",
+        TEAM_ADMIN,
+        {"aliases": ["vault squad heliotrope-4417"], "name": "vault squad heliotrope-4417"},
+    ),
+    _api("api-entity-split-undo", "post", "entities/{split}/split/undo", TEAM_ADMIN),
     # Typed links between memories (issue 40).
     _api("api-links", "get", "memories/{memory}/links", TEAM_READ),
     _api(

@@ -103,4 +103,13 @@ TOOL_ROWS = [
         {"memory_id": "{memory}", "to": "{other}", "type": "depends_on", "remove": True},
         note="takes the world's link back",
     ),
+    # What memories are about (memories.mcp.entity_tools).
+    _tool("entities", TOOL_READ, {"scope": "{team}", "query": "vault"}),
+    _tool("entities", TOOL_READ, {"entity_id": "{entity}", "limit": 1}),
+    _tool(
+        "entities",
+        TOOL_ACCOUNT,
+        {"query": "vault"},
+        note="across readable scopes: the team's entities are found by its members only",
+    ),
 ]

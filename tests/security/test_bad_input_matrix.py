@@ -178,6 +178,10 @@ def _with_bad_ids(row: Row) -> list[str]:
         "{rule}",
         "{export}",
         "{link}",
+        "{entity}",
+        "{neighbour}",
+        "{merged}",
+        "{split}",
     ):
         if placeholder in path:
             paths += [path.replace(placeholder, value) + mark + query for value in PATH_VALUES]

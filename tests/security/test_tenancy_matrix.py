@@ -101,6 +101,10 @@ def test_each_row_names_its_route(row: Row):
         rule="rul_x",
         export="exj_x",
         link="lnk_x",
+        entity="ent_x",
+        neighbour="ent_y",
+        merged="ent_z",
+        split="ent_w",
     )
     match = resolve(path)
     assert (f"{match.namespace}:" if match.namespace else "") + match.url_name == row.route

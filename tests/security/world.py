@@ -27,9 +27,12 @@ from rest_framework.test import APIClient
 from memories import kinds
 from memories.capture.ingest import IngestInput, chunk_ingest
 from memories.entities.links import link_create
+from memories.entities.services import entity_alias_add, entity_merge, entity_split
 from memories.models import (
     Conflict,
     ConflictStatus,
+    Entity,
+    EntityMention,
     ExportJob,
     Memory,
     Relation,
@@ -66,6 +69,9 @@ def answer_text(response) -> str:
 
 # The team's own words: no answer to a caller outside the team may contain them.
 MARKER = "heliotrope-4417"
+# A person the team's memories name beside its vault: never named to anyone outside the team,
+# not even as a neighbour of an entity they can read.
+NEIGHBOUR_NAME = "Orsolya Quillfeather"
 
 
 @dataclass
@@ -93,6 +99,11 @@ class World:
             self.ids["conflict"],
             self.ids["rule"],
             self.ids["link"],
+            self.ids["entity"],
+            self.ids["neighbour"],
+            self.ids["merged"],
+            self.ids["split"],
+            NEIGHBOUR_NAME,
             MARKER,
         ]
         return [secret for secret in secrets if secret in text and secret not in sent]
@@ -114,6 +125,33 @@ class World:
 def _remember(user, content: str, scope: Scope) -> str:
     request = RememberInput(content=content, kind="fact", scope=scope.public_id)
     return memory_remember(actor=Actor(user=user), request=request).memory.public_id
+
+
+def _team_entities(actor: Actor, team: Scope, memory_ids: list[str]) -> dict[str, str]:
+    def entity(name: str, kind: str) -> Entity:
+        made = Entity.objects.create(scope=team, kind=kind, name=f"{name} {MARKER}")
+        entity_alias_add(actor=actor, entity=made, alias=made.name)
+        return made
+
+    crew = entity("vault crew", "team")
+    entity_alias_add(actor=actor, entity=crew, alias=f"vault squad {MARKER}")
+    entity_alias_add(actor=actor, entity=crew, alias=f"vault annex {MARKER}")
+    neighbour = Entity.objects.create(scope=team, kind="person", name=NEIGHBOUR_NAME)
+    entity_alias_add(actor=actor, entity=neighbour, alias=NEIGHBOUR_NAME)
+    folded = entity("vault keepers", "team")
+    for memory in Memory.objects.filter(public_id__in=memory_ids):
+        for about in (crew, neighbour, folded):
+            EntityMention.objects.create(memory=memory, entity=about, source="agent")
+    entity_merge(actor=actor, merged=folded, survivor=crew)
+    split = entity_split(
+        actor=actor, entity=crew, aliases=[f"vault annex {MARKER}"], name=f"vault annex {MARKER}"
+    )
+    return {
+        "entity": crew.public_id,
+        "neighbour": neighbour.public_id,
+        "merged": folded.public_id,
+        "split": split.created.public_id,
+    }
 
 
 def build_world() -> World:
@@ -194,6 +232,9 @@ def build_world() -> World:
         target=Memory.objects.get(public_id=other),
         link_type="depends_on",
     ).link
+    # What the team's memories are about, as writes and an admin leave it: the vault crew,
+    # named with a person by both memories; a crew name merged into it; a name split off it.
+    entities = _team_entities(owner_actor, team, [memory, other])
     # The owner's export of the team on the dashboard (`ready_export` writes its file).
     export = export_job_start(actor=owner_actor, scope=team)
     ids = {
@@ -202,6 +243,7 @@ def build_world() -> World:
         "rule": rule.public_id,
         "conflict": conflict.public_id,
         "link": link.public_id,
+        **entities,
         "team": team.public_id,
         "memory": memory,
         "other": other,

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
+from memories.embeddings import embed_query
 from tests.factories import UserFactory, make_token
 from tests.watcher.gate import Gate
 from tests.watcher.support import Home, Watch
@@ -26,7 +27,9 @@ def home(tmp_path) -> Home:
 
 @pytest.fixture
 def seeded_live_server(live_server, transactional_db, kinds_seeded):
-    """The live test server, in this process, on the test database."""
+    """The live test server, in this process, on the test database (the model loaded before
+    its first request, as the served app does)."""
+    embed_query("warm up")
     return live_server
 
 
