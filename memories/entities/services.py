@@ -28,10 +28,13 @@ from memories.models import (
 )
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import ConflictError, ValidationFailed
+from zeromemory.core.secrets import refuse_secrets
 
 
 def _alias_key(alias: str, field: str = "alias") -> tuple[str, str]:
+    """The name as stored and its key; a name holding a secret is refused (nothing stored)."""
     [given] = given_entities([alias], field=field)
+    refuse_secrets({field: given.name})
     return given.name, name_key(given.name)
 
 
