@@ -85,6 +85,7 @@ class Hit(HitOut):
     # it (or raised it) as a neighbour of a strong hit (entity_steps.py).
     entity_match: bool = Field(default=False, exclude=True, repr=False)
     entity_named: bool = Field(default=False, exclude=True, repr=False)  # rare or common
+    entity_about: str = Field(default="", exclude=True, repr=False)  # the query's, it mentions
     entity_lifted: bool = Field(default=False, exclude=True, repr=False)
     expanded: bool = Field(default=False, exclude=True, repr=False)
 
@@ -273,6 +274,7 @@ def search_found(
             unknown_name=bool(unknown_name),
             entity_match=entity_match == 2,
             entity_named=entity_match >= 1,
+            entity_about=entity_about or "",
         )
         for (
             pk,
@@ -290,6 +292,7 @@ def search_found(
             conversations,
             unknown_name,
             entity_match,
+            entity_about,
         ) in rows
     ]
     # A leg alone (the bench's and tests' modes) lacks the other's signal: no floor there.

@@ -280,7 +280,7 @@ SELECT r.id, m.public_id, {content}, {kind}, s.public_id, r.score,
        )) AS similarity,
        r.fts_matched, r.age_days, {original} <> '' AS has_original, {stale} AS stale,
        r.coverage, {conversations} AS conversations, {unknown_name} AS unknown_name,
-       {entity_match} AS entity_match
+       {entity_match} AS entity_match, {entity_about} AS entity_about
 FROM ranked r
 JOIN memories_memory m ON m.id = r.id
 JOIN scopes_scope s ON s.id = m.scope_id
@@ -353,7 +353,7 @@ query_family AS MATERIALIZED (
     SELECT r.id, f.id FROM query_roots r JOIN memories_entity f ON f.merged_into_id = r.id
 ),
 query_entities AS MATERIALIZED (
-    SELECT q.id, (SELECT count(*) FROM (
+    SELECT q.id, q.root, (SELECT count(*) FROM (
         SELECT 1 FROM memories_entitymention x
         WHERE x.entity_id IN (SELECT f.id FROM query_family f WHERE f.root = q.root)
         LIMIT {common} + 1
@@ -365,6 +365,14 @@ query_entities AS MATERIALIZED (
 ENTITY_MATCH = (
     "coalesce((SELECT max(CASE WHEN q.rare THEN 2 ELSE 1 END) FROM memories_entitymention x"
     " JOIN query_entities q ON q.id = x.entity_id WHERE x.memory_id = m.id), 0)"
+)
+# The name of the entity the query names that the memory `m` is about (a rare one before a
+# common one, then by name; merged ones by their survivor's name), or NULL: build_context groups
+# its rows by it.
+ENTITY_ABOUT = (
+    "(SELECT r.name FROM memories_entitymention x JOIN query_entities q ON q.id = x.entity_id"
+    " JOIN memories_entity r ON r.id = q.root WHERE x.memory_id = m.id"
+    " ORDER BY q.rare DESC, r.name LIMIT 1)"
 )
 
 
@@ -439,6 +447,7 @@ def assemble(
         conversations=CONVERSATIONS,
         query_entities=QUERY_ENTITIES.format(scopes=scopes, common=common_mentions(rows)),
         entity_match=ENTITY_MATCH,
+        entity_about=ENTITY_ABOUT,
         unknown_name=UNKNOWN_NAME if mode != "vector" else "false",
         decay=DECAY.format(age="a.age_days"),
         usage_boost=USAGE_BOOST,

@@ -167,3 +167,56 @@ def test_the_expansion_follows_a_rare_entity_of_a_strong_hit(tenancy, team, zoo)
     assert ids[0] == deploy.public_id and holidays.public_id in ids
     assert gone.public_id not in ids
     assert found.steps()["expansion"] == {"added": [holidays.public_id]}
+
+
+def test_build_context_groups_the_relevant_rows_by_the_entities_the_topic_names(
+    tenancy, api, team, zoo
+):
+    client = api(tenancy.owner)
+    about = {
+        "Quetzal": [
+            "Quetzal retries a declined card twice before it gives up.",
+            "Quetzal keeps its signing keys in the vault under payments/.",
+        ],
+        "Tamarin": ["Tamarin sends the receipt emails once a card payment is confirmed."],
+    }
+    written = {}
+    for name, texts in about.items():
+        for text in texts:
+            answer = client.post(
+                "/api/v1/memories",
+                {
+                    "content": text,
+                    "kind": "fact",
+                    "scope": team,
+                    "entities": [{"name": name, "kind": "service"}],
+                },
+                format="json",
+            )
+            assert answer.status_code == 201, answer.json()
+            written[text] = answer.json()["id"]
+    topic = "How do Quetzal and Tamarin handle a card payment?"
+    body = client.post("/api/v1/context", {"topic": topic, "scopes": [team]}, format="json").json()
+    relevant = next(s for s in body["sections"] if s["name"] == "relevant")
+    groups = {row["id"]: row["group"] for row in relevant["rows"]}
+    for text in about["Quetzal"]:
+        assert groups[written[text]] == "Quetzal"
+    assert groups[written[about["Tamarin"][0]]] == "Tamarin"
+    # The rows of a group are together, under its heading, in the markdown and the JSON alike.
+    order = [row["group"] for row in relevant["rows"] if row["group"]]
+    assert order == sorted(order, key=order.index)  # contiguous runs
+    markdown = body["markdown"]
+    assert "### Quetzal" in markdown and "### Tamarin" in markdown
+    for group in ("Quetzal", "Tamarin"):
+        heading = markdown.index(f"### {group}")
+        for row_id, row_group in groups.items():
+            if row_group == group:
+                assert markdown.index(row_id) > heading
+    # The headings are within the budget: the answer's tokens still add up to the markdown's.
+    assert body["tokens"] <= body["max_tokens"]
+    # A topic naming no entity groups nothing.
+    plain = client.post(
+        "/api/v1/context", {"topic": "card payment retries", "scopes": [team]}, format="json"
+    ).json()
+    assert "###" not in plain["markdown"]
+    assert all(row["group"] is None for s in plain["sections"] for row in s["rows"])
