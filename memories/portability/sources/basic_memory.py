@@ -49,7 +49,14 @@ from django.utils.translation import gettext as _
 from markdown_it import MarkdownIt
 
 from memories.portability.format import _plain_yaml  # plain YAML: no anchor, alias or tag
-from memories.portability.sources.folder import Folder, decoded, open_folder, refused
+from memories.portability.sources.folder import (
+    DirectoryFolder,
+    Folder,
+    ZipFolder,
+    decoded,
+    open_folder,
+    refused,
+)
 from memories.portability.sources.records import (
     SkippedRecord,
     SourceEntity,
@@ -299,7 +306,7 @@ def _front_matter(path: str, text: str) -> tuple[dict[str, Any], str]:
     if not _FM_BOUNDARY.match(text):
         return {}, text
     try:
-        _, head, body = _FM_BOUNDARY.split(text, 2)
+        _before, head, body = _FM_BOUNDARY.split(text, 2)
     except ValueError:
         return {}, text
     try:
@@ -469,7 +476,11 @@ def read(
 ) -> Iterator[SourceRecord | SkippedRecord]:
     """The records of a basic-memory project folder: a `Folder`, a directory's path, or a zip
     (its path or the file). Checked whole before the first record."""
-    folder = source if hasattr(source, "read_bytes") else open_folder(source, max_total=max_total)
+    folder = (
+        source
+        if isinstance(source, ZipFolder | DirectoryFolder)
+        else open_folder(source, max_total=max_total)
+    )
     notes = [path for path in folder.paths() if _is_note(path)]
     for path in notes:  # the check: every note decodes and its front matter is plain YAML
         _front_matter(path, _note_text(path, folder.read_bytes(path)))

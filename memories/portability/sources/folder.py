@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 import stat
 import zipfile
-from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import IO, Protocol
 
@@ -57,14 +56,15 @@ def safe_relative(name: str) -> str:
 class _Budget:
     """The limits on files and bytes, counted as entries are listed."""
 
-    def __init__(self, max_total: int | None) -> None:
+    def __init__(self, max_total: int | None, max_entries: int) -> None:
         self.max_entry = settings.IMPORT_MAX_ENTRY_BYTES
         self.left = settings.IMPORT_MAX_TOTAL_BYTES if max_total is None else max_total
+        self.max_entries = max_entries
         self.count = 0
 
     def add(self, path: str, size: int) -> None:
         self.count += 1
-        if self.count > MAX_ENTRIES:
+        if self.count > self.max_entries:
             raise refused(_("The folder holds too many files."))
         if size > self.max_entry:
             raise refused(_("%(p)s is larger than the limit per file.") % {"p": path[:200]})
@@ -76,15 +76,17 @@ class _Budget:
 class ZipFolder:
     """A folder sent as a zip (the REST body): checked whole when opened."""
 
-    def __init__(self, upload: IO[bytes], *, max_total: int | None = None) -> None:
+    def __init__(
+        self, upload: IO[bytes], *, max_total: int | None = None, max_entries: int = MAX_ENTRIES
+    ) -> None:
         try:
             self._zip = zipfile.ZipFile(upload)
         except (zipfile.BadZipFile, OSError, ValueError):
             raise refused(_("The upload is not a zip of a folder.")) from None
-        budget = _Budget(max_total)
+        budget = _Budget(max_total, max_entries)
         self._infos: dict[str, zipfile.ZipInfo] = {}
         infos = self._zip.infolist()
-        if len(infos) > MAX_ENTRIES:
+        if len(infos) > max_entries:
             raise refused(_("The folder holds too many files."))
         for info in infos:
             path = safe_relative(info.filename)
@@ -120,11 +122,13 @@ class DirectoryFolder:
     """A folder on the server's disk (the management command): walked without following a
     link, and any link refused."""
 
-    def __init__(self, root: Path | str, *, max_total: int | None = None) -> None:
+    def __init__(
+        self, root: Path | str, *, max_total: int | None = None, max_entries: int = MAX_ENTRIES
+    ) -> None:
         self._root = Path(root)
         if self._root.is_symlink() or not self._root.is_dir():
             raise refused(_("%(p)s is not a directory.") % {"p": str(root)[:200]})
-        budget = _Budget(max_total)
+        budget = _Budget(max_total, max_entries)
         self._paths: list[str] = []
         pending = [self._root]
         while pending:
@@ -151,7 +155,9 @@ class DirectoryFolder:
         try:
             descriptor = os.open(self._root / path, os.O_RDONLY | os.O_NOFOLLOW)
         except OSError as exc:
-            raise refused(_("%(p)s cannot be read: %(e)s") % {"p": path, "e": exc.strerror})
+            raise refused(
+                _("%(p)s cannot be read: %(e)s") % {"p": path, "e": exc.strerror}
+            ) from None
         with os.fdopen(descriptor, "rb") as handle:
             data = handle.read(limit + 1)
         if len(data) > limit:
@@ -169,7 +175,9 @@ def open_folder(source: Path | str | IO[bytes], *, max_total: int | None = None)
         try:
             handle = path.open("rb")  # noqa: SIM115 - kept open by the zip for the import
         except OSError as exc:
-            raise refused(_("%(p)s cannot be read: %(e)s") % {"p": str(path), "e": exc.strerror})
+            raise refused(
+                _("%(p)s cannot be read: %(e)s") % {"p": str(path), "e": exc.strerror}
+            ) from None
         return ZipFolder(handle, max_total=max_total)
     return ZipFolder(source, max_total=max_total)
 

@@ -322,7 +322,9 @@ def read(source: Path | str | IO[bytes]) -> Iterator[SourceRecord | SkippedRecor
         try:
             upload: IO[bytes] = Path(source).open("rb")  # noqa: SIM115 - closed by _records
         except OSError as exc:
-            raise _refused(_("%(p)s cannot be read: %(e)s") % {"p": source, "e": exc.strerror})
+            raise _refused(
+                _("%(p)s cannot be read: %(e)s") % {"p": source, "e": exc.strerror}
+            ) from None
     else:
         upload = source
     index = _Index()
