@@ -146,9 +146,12 @@ def _items(upload: IO[bytes]) -> Iterator[tuple[str, int, dict[str, Any]]]:
                     builder = None
                     yield section, position, item
                 continue
-            if depth == 2 and prefix in SECTIONS and event == "start_array":
-                section, position, seen_section = prefix, -1, True
-            elif depth == 3 and prefix == f"{section}.item":
+            if prefix in SECTIONS:  # a section's own value: a list, or the file is wrong
+                if event == "start_array":
+                    section, position, seen_section = prefix, -1, True
+                elif event != "end_array":
+                    raise _refused(_("%(s)s is not a list.") % {"s": prefix})
+            elif section and prefix == f"{section}.item":
                 position += 1
                 if event != "start_map":
                     raise _refused(
@@ -156,10 +159,6 @@ def _items(upload: IO[bytes]) -> Iterator[tuple[str, int, dict[str, Any]]]:
                     )
                 builder = ijson.ObjectBuilder()
                 builder.event(event, value)
-            elif depth == 1 and event == "map_key" and value in SECTIONS:
-                pass
-            elif depth == 2 and prefix in SECTIONS and event != "end_array":
-                raise _refused(_("%(s)s is not a list.") % {"s": prefix})
     except ijson.JSONError as exc:
         if "UTF8" in str(exc):  # yajl's words for bytes that are not UTF-8
             raise _refused(_("The file is not UTF-8.")) from None
