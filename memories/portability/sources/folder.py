@@ -25,7 +25,7 @@ from django.utils.translation import gettext as _
 from memories.portability.archive import MAX_ENTRIES, MAX_RATIO
 from memories.portability.sources.records import BadSource
 
-FIELD = "file"
+FIELD = "body"  # the REST body (or the file the command names), as the other readers say
 
 
 def refused(message: str) -> BadSource:

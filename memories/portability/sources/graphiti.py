@@ -52,7 +52,7 @@ SECTIONS = ("episodes", "nodes", "edges")
 # graphiti-core's items are flat but for `attributes` and `episode_metadata`, which the LLM
 # fills: a few levels. Deeper than this is not a file graphiti-core wrote.
 MAX_DEPTH = 32
-FIELD = "file"
+FIELD = "body"  # the REST body (or the file the command names), as the other readers say
 
 # An entity node's label (graphiti-core's own "Entity" aside) → our entity kind.
 ENTITY_KIND_BY_LABEL = {
