@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -59,7 +59,7 @@ from memories.portability.sources.registry import READERS, SourceInput
 from scopes.models import Scope
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import DomainError
-from zeromemory.core.secrets import refuse_secrets
+from zeromemory.core.secrets import redact_secrets, refuse_secrets
 from zeromemory.core.text import unstorable
 
 BATCH = 256  # records per transaction (their embeddings are computed in one call of the model)
@@ -123,7 +123,9 @@ class SourceImportReport:
     def note(self, outcome: RecordOutcome) -> None:
         setattr(self, _COUNTERS[outcome.outcome], getattr(self, _COUNTERS[outcome.outcome]) + 1)
         if len(self.outcomes) < REPORT_ROWS:
-            self.outcomes.append(outcome)
+            # An id is the file's text too: one holding a secret is not answered back.
+            shown, _found = redact_secrets(outcome.source_id)
+            self.outcomes.append(replace(outcome, source_id=shown))
         else:
             self.truncated = True
 
@@ -242,11 +244,12 @@ def _held(record: SourceRecord, *, kinds: set[str], now: datetime) -> _Held | Re
         return RecordOutcome(record.source_id, SKIP, exc.message)
     claims = _claims(record)
     texts: dict[str, str | None] = {"content": content}
-    _flat_texts({k: v for k, v in claims.items() if k not in ("system", "id")}, "source", texts)
+    _flat_texts({k: v for k, v in claims.items() if k != "system"}, "source", texts)
     try:
         refuse_secrets(texts)
     except DomainError as exc:
-        return RecordOutcome(record.source_id, REFUSE, exc.message)
+        where = getattr(exc, "field", "")
+        return RecordOutcome(record.source_id, REFUSE, f"{where}: {exc.message}")
     start = _bounded(record.valid_from or record.created_at, now) or now
     until = _bounded(record.valid_until, now)
     if until is not None and until <= start:
