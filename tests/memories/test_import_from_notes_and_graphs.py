@@ -129,6 +129,17 @@ def test_a_basic_memory_directory_through_the_command(tenancy, kinds_seeded, tmp
         call_command(*args, stdout=io.StringIO())
 
 
+def test_a_secret_in_a_note_refuses_that_record_only(tenancy, writer):
+    key = "AKIA" + "QWERTYUIOPASDFGH"
+    note = f"# Deploys\n\n- [fact] The deploy key is {key}\n- [fact] Deploys run at noon.\n"
+    body = folder_zip(FIXTURES / "edge-cases", {"deploys.md": note.encode()})
+    answer = post(writer, tenancy.team.public_id, "basic-memory", body, zipped=True).json()
+    assert answer["refused"] == 1 and answer["written"] >= 1, answer
+    assert Memory.objects.filter(content="Deploys run at noon.").exists()
+    assert not Memory.objects.filter(content__contains=key).exists()
+    assert not Provenance.objects.filter(claims__icontains=key).exists()
+
+
 BAD_FOLDERS = {
     "traversal": {"../../etc/cron.d/x.md": b"- [fact] out\n"},
     "absolute": {"/etc/x.md": b"- [fact] out\n"},

@@ -94,6 +94,18 @@ def test_a_graph_graphiti_core_dumped_record_by_record(tmp_path):
     assert isinstance(by_id[f"node:{billing.uuid}"], SkippedRecord)
 
 
+def test_the_file_is_what_graphiti_core_reads_back():
+    """The file's items validate as graphiti-core's own models: the format is its own."""
+    from graphiti_core.edges import EntityEdge
+    from graphiti_core.nodes import EntityNode, EpisodicNode
+
+    dumped = json.loads(_dump(_graph()))
+    models = {"episodes": EpisodicNode, "nodes": EntityNode, "edges": EntityEdge}
+    for section, model in models.items():
+        for item in dumped[section]:
+            assert model.model_validate(item).model_dump(mode="json") == item
+
+
 def test_sections_in_any_order_and_embeddings_left_out():
     graph = _graph()
     dumped = json.loads(_dump(graph))
