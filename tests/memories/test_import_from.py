@@ -287,3 +287,35 @@ def test_who_may_import_and_from_what(tenancy, api, kinds_seeded):
         call_command(
             "import_from", "mem0", "/nonexistent.json", "--scope", scope, "--user", "reader"
         )
+
+
+# The dashboard's import page.
+
+
+def test_the_dashboard_page_runs_a_dry_run_then_the_import(tenancy, kinds_seeded, client):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    client.force_login(tenancy.writer)
+    scope = tenancy.team.public_id
+    page = client.get(f"/scopes/{scope}/")
+    assert f"/scopes/{scope}/import-from/" in page.content.decode()
+    body = json.dumps({"results": [mem0_item("a", "Snapshots are pruned after ten days.")]})
+
+    def send(dry_run: bool):
+        upload = SimpleUploadedFile("mem0.json", body.encode())
+        data = {"system": "mem0", "file": upload, **({"dry_run": "on"} if dry_run else {})}
+        return client.post(f"/scopes/{scope}/import-from/", data)
+
+    response = send(dry_run=True)
+    assert response.status_code == 200 and "Dry run" in response.content.decode()
+    assert not Memory.objects.exists()
+    response = send(dry_run=False)
+    assert response.status_code == 200
+    assert Memory.objects.get().content == "Snapshots are pruned after ten days."
+    wrong = client.post(
+        f"/scopes/{scope}/import-from/",
+        {"system": "letta", "file": SimpleUploadedFile("mem0.json", body.encode())},
+    )
+    assert wrong.status_code == 400 and "not a file letta writes" in wrong.content.decode()
+    client.force_login(tenancy.reader)
+    assert client.get(f"/scopes/{scope}/import-from/").status_code == 403
