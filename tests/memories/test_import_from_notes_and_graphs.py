@@ -247,3 +247,20 @@ def test_who_may_import_notes_and_graphs(tenancy, api, kinds_seeded):
         post(api(tenancy.outsider), scope, "basic-memory", zipped, zipped=True).status_code == 404
     )
     assert not Memory.objects.exists()
+
+
+def test_the_dashboard_page_takes_a_zip_of_notes_and_a_graph(tenancy, kinds_seeded, client):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    client.force_login(tenancy.writer)
+    url = f"/scopes/{tenancy.team.public_id}/import-from/"
+    notes = SimpleUploadedFile("project.zip", folder_zip(FIXTURES / "people"))
+    response = client.post(url, {"system": "basic-memory", "file": notes})
+    assert response.status_code == 200
+    assert Memory.objects.filter(content="Was the daughter of poet Lord Byron").exists()
+    graph = SimpleUploadedFile("graph.json", _dump(_graph()))
+    response = client.post(url, {"system": "graphiti", "file": graph, "dry_run": "on"})
+    assert response.status_code == 200 and "Dry run" in response.content.decode()
+    wrong = SimpleUploadedFile("graph.json", _dump(_graph()))
+    response = client.post(url, {"system": "basic-memory", "file": wrong})
+    assert response.status_code == 400 and "not a zip" in response.content.decode()
