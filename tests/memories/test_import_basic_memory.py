@@ -428,3 +428,12 @@ def test_not_a_zip_is_refused(tmp_path):
         basic_memory.read(io.BytesIO(b'{"results": []}'))
     with pytest.raises(BadSource):
         basic_memory.read(tmp_path / "missing")
+
+
+def test_names_with_colons_and_spaces_are_notes(tmp_path):
+    files = {"Meeting: notes 2024.md": "- [decision] Ship on Friday\n"}
+    (from_zip,) = _records(_zip(files))
+    (tmp_path / "Meeting: notes 2024.md").write_text(files["Meeting: notes 2024.md"])
+    assert _records(tmp_path) == [from_zip]
+    assert from_zip.attributes["permalink"] == "meeting-notes-2024"
+    assert from_zip.kind == "decision"

@@ -14,6 +14,7 @@ that lies stops there too.
 from __future__ import annotations
 
 import os
+import re
 import stat
 import zipfile
 from pathlib import Path, PurePosixPath
@@ -26,6 +27,9 @@ from memories.portability.archive import MAX_ENTRIES, MAX_RATIO
 from memories.portability.sources.records import BadSource
 
 FIELD = "body"  # the REST body (or the file the command names), as the other readers say
+
+
+_DRIVE = re.compile(r"^[A-Za-z]:")  # a Windows drive: "C:/x", "C:x"
 
 
 def refused(message: str) -> BadSource:
@@ -43,7 +47,7 @@ class Folder(Protocol):
 def safe_relative(name: str) -> str:
     """`name` as a relative POSIX path inside the folder, or `BadSource`."""
     shown = name[:200]
-    if "\\" in name or "\x00" in name or ":" in name.split("/", 1)[0]:
+    if "\\" in name or "\x00" in name or _DRIVE.match(name):
         raise refused(_("%(p)s is not a plain relative path.") % {"p": shown})
     path = PurePosixPath(name)
     if path.is_absolute() or name.startswith("/"):
@@ -141,8 +145,9 @@ class DirectoryFolder:
                     if entry.is_dir(follow_symlinks=False):
                         pending.append(Path(entry.path))
                     elif entry.is_file(follow_symlinks=False):
+                        # A walk without links stays inside: its names need no path check.
                         budget.add(relative, entry.stat(follow_symlinks=False).st_size)
-                        self._paths.append(safe_relative(relative))
+                        self._paths.append(relative)
                     # Sockets, fifos and devices are not a note's file: passed over.
         self._paths.sort()
 
