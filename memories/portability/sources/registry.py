@@ -34,4 +34,6 @@ READERS: dict[str, Reader] = {
     "mem0": _lazy("mem0"),
     "letta": _lazy("letta"),
     "supermemory": _lazy("supermemory"),
+    "basic-memory": _lazy("basic_memory"),
+    "graphiti": _lazy("graphiti"),
 }
