@@ -179,6 +179,7 @@ def every_page(tenancy, memories):
         (True, "/"),
         (True, "/?q=health+endpoint"),
         (True, "/?q=zzzz+qqqq+xxxx"),
+        (True, "/?q=zzzz+qqqq+xxxx&nearest=1"),
         (True, "/remember/"),
         (True, f"/memories/{memories.translated.public_id}/"),
         (True, f"/memories/{memories.team.public_id}/"),
@@ -201,6 +202,7 @@ def every_page(tenancy, memories):
         (True, "/entities/?q=zzzz"),
         (True, f"/entities/{billing.public_id}/"),
         (True, f"/scopes/{team}/entities/changes/"),
+        (True, f"/scopes/{team}/import-from/"),
         (False, "/login/"),
         (False, "/signup/"),
     ]
