@@ -35,6 +35,7 @@ import argparse
 import http.client
 import itertools
 import json
+import os
 import random
 import shutil
 import statistics
@@ -310,7 +311,10 @@ def report(stage: dict) -> None:
     measured = stage["measured"]
     floor = statistics.median(measured["floor"])
     print()
-    print(f"=== {size:,} memories ({stage['largest_count']:,} in the largest scope) ===")
+    print(
+        f"=== {size:,} memories ({stage['largest_count']:,} in the largest scope); load average"
+        f" {stage['load'][0]:.1f} before, {stage['load'][1]:.1f} after the measuring ==="
+    )
     print(f"{'request at ' + f'{size:,}':46s} {'p50 ms':>8s} {'p95 ms':>8s}")
     print(f"{'empty stdlib HTTP server, GET (the floor)':46s} {floor:8.2f} "
           f"{percentile(measured['floor'], 95):8.2f}")  # fmt: skip
@@ -344,6 +348,10 @@ def report(stage: dict) -> None:
         f"built at {size:,}: copy in SQL {timings['copy']:.0f} s, HNSW index "
         f"{timings['index']:.0f} s, vacuum + analyze {timings['vacuum']:.0f} s"
     )
+
+
+def report_partitions(stage: dict) -> None:
+    size = stage["memories"]
     if "partitions" in stage:
         part = stage["partitions"]
         print(
@@ -351,10 +359,10 @@ def report(stage: dict) -> None:
             f"{part['timings']['copy']:.0f} s, HNSW indexes {part['timings']['index']:.0f} s); "
             "recall's statement bare from psycopg:"
         )
-        print(f"  {'scopes':34s} {'table':12s} {'p50 ms':>8s} {'p95 ms':>8s}  partitions read")
+        print(f"  {'scopes':34s} {'table':26s} {'p50 ms':>8s} {'p95 ms':>8s}  partitions read")
         for (case, label), result in part["results"].items():
-            read = result["partitions"] if label == "partitioned" else "-"
-            print(f"  {case:34s} {label:12s} {result['p50']:8.2f} {result['p95']:8.2f}  {read}")
+            read = result["partitions"] if label != "one table" else "-"
+            print(f"  {case:34s} {label:26s} {result['p50']:8.2f} {result['p95']:8.2f}  {read}")
 
 
 def summary(stages: list[dict]) -> None:
@@ -445,11 +453,14 @@ def main() -> None:
                     "largest_count": largest_scope_count(state),
                     "timings": timings,
                 }
+                load_before = os.getloadavg()[0]
                 stage["measured"] = measure(port, data_dir, state, args.requests, args.batches)
+                stage["load"] = (load_before, os.getloadavg()[0])
+                report(stage)
                 if args.partitions and size in partition_sizes:
                     stage["partitions"] = run_partitions(state, args.partitions, args.requests)
+                    report_partitions(stage)
                 stage["seconds"] = time.perf_counter() - started
-                report(stage)
                 print(f"stage {size:,} took {stage['seconds']:.0f} s", flush=True)
                 stages.append(stage)
     finally:
