@@ -83,6 +83,9 @@ class MemoryFilterForm(forms.Form):
         widget=forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"),
     )
     cursor = forms.CharField(required=False, max_length=40, widget=forms.HiddenInput)
+    # A search that found nothing relevant offers the nearest memories anyway (recall's
+    # `nearest`); a new search asks for the relevant ones again.
+    nearest = forms.BooleanField(required=False, widget=forms.HiddenInput)
 
     def __init__(self, *args, scopes, **kwargs):
         super().__init__(*args, **kwargs)
@@ -311,6 +314,9 @@ class EntitySearchForm(forms.Form):
     # A free value, as on the memories page: a scope one cannot read answers 404.
     scope = forms.CharField(label=_("Scope"), required=False, max_length=40)
     cursor = forms.CharField(required=False, max_length=40, widget=forms.HiddenInput)
+    # A search that found nothing relevant offers the nearest memories anyway (recall's
+    # `nearest`); a new search asks for the relevant ones again.
+    nearest = forms.BooleanField(required=False, widget=forms.HiddenInput)
 
     def __init__(self, *args, scopes, **kwargs):
         super().__init__(*args, **kwargs)
@@ -352,3 +358,20 @@ class EntitySplitForm(forms.Form):
         if not names:
             raise forms.ValidationError(_("Name at least one name to move."))
         return names
+
+
+class ImportFromForm(forms.Form):
+    """Another system's file for a scope: which system wrote it, the file, and a dry run."""
+
+    system = forms.ChoiceField(label=_("System"), choices=())
+    file = forms.FileField(
+        label=_("File"),
+        help_text=_("The file as the system wrote it: its JSON as is, or a zip of a folder."),
+    )
+    dry_run = forms.BooleanField(
+        label=_("Dry run: say what would be written, write nothing"), required=False, initial=True
+    )
+
+    def __init__(self, *args, systems: list[str], **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["system"].choices = [(name, name) for name in systems]
