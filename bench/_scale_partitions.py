@@ -93,13 +93,30 @@ def measure(cursor, *, cases: dict[str, tuple[int, ...]], queries: list[str], re
     """For each case (a list of scope ids), recall's statement on the one table and on the
     partitioned copy: milliseconds per run, and the partitions EXPLAIN shows it reading."""
     from memories import embeddings
-    from memories.recall import relevance
+    from memories.entities.dictionary import query_keys
+    from memories.recall import relevance, sessions
     from memories.recall.recall import DEFAULT_K, ef_search_for
     from memories.recall.statement import IDF_ROW_LIMIT, PRODUCT, rows_statement
     from zeromemory.core.sql import vector_literal
 
     vectors = {query: vector_literal(embeddings.embed_query(query)) for query in queries}
-    pool = DEFAULT_K + 5
+    pool = DEFAULT_K + sessions.EXTRA_CANDIDATES
+
+    def parameters(query: str) -> list:
+        """The statement's parameters, in recall's order (`search_found`)."""
+        keys, plain = query_keys(query)
+        return [
+            ef_search_for(PRODUCT.vector_depth * DEFAULT_K),
+            vectors[query],
+            query,
+            None,
+            None,
+            relevance.query_names(query),
+            keys,
+            plain,
+            pool,
+        ]
+
     results = {}
     for case, ids in cases.items():
         array = "'{" + ",".join(str(int(pk)) for pk in ids) + "}'::bigint[]"
@@ -115,15 +132,7 @@ def measure(cursor, *, cases: dict[str, tuple[int, ...]], queries: list[str], re
             latencies = []
             for n in range(requests + 5):
                 query = queries[n % len(queries)]
-                params = [
-                    ef_search_for(PRODUCT.vector_depth * DEFAULT_K),
-                    vectors[query],
-                    query,
-                    None,
-                    None,
-                    relevance.query_names(query),
-                    pool,
-                ]
+                params = parameters(query)
                 started = time.perf_counter()
                 cursor.execute(text, params)
                 while cursor.nextset():
@@ -135,15 +144,7 @@ def measure(cursor, *, cases: dict[str, tuple[int, ...]], queries: list[str], re
             explained = text.replace("\nWITH input", "\nEXPLAIN (COSTS OFF) WITH input", 1)
             cursor.execute(
                 explained,
-                [
-                    ef_search_for(PRODUCT.vector_depth * DEFAULT_K),
-                    vectors[query],
-                    query,
-                    None,
-                    None,
-                    relevance.query_names(query),
-                    pool,
-                ],
+                parameters(query),
             )
             while cursor.nextset():
                 pass
