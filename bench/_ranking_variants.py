@@ -115,6 +115,7 @@ class Variant(Tuning):
             mode=mode,
             rows=rows,
             as_of=as_of,
+            scopes=scopes,
         )
 
 
@@ -128,6 +129,8 @@ def _replace_once(text: str, old: str, new: str) -> str:
 BEFORE = Variant(
     session_lift=False,
     relevance_floor=False,
+    entity_lift=False,
+    expansion=False,
     bm25=False,
     any_term_always=False,
     vector_depth=4,
@@ -165,6 +168,8 @@ def variants() -> list[tuple[str, Variant]]:
         "coverage^1.5": {"coverage_power": PRODUCT.coverage_power},
         "same-conversation lift": {"session_lift": True},
         "relevance floor": {"relevance_floor": True},
+        "entity lift": {"entity_lift": True},
+        "entity expansion": {"expansion": True},
     }
     together: dict[str, object] = {}
     rows: list[tuple[str, Variant]] = [("before (main)", BEFORE)]
@@ -180,4 +185,9 @@ def variants() -> list[tuple[str, Variant]]:
     rows.append(
         ("the product without both", replace(PRODUCT, session_lift=False, relevance_floor=False))
     )
+    # The entity steps (issue 40): the product without them is the read path before them.
+    without_entities = replace(PRODUCT, entity_lift=False, expansion=False)
+    rows.append(("the product without the entity steps", without_entities))
+    rows.append(("the product without the entity lift", replace(PRODUCT, entity_lift=False)))
+    rows.append(("the product without the expansion", replace(PRODUCT, expansion=False)))
     return rows

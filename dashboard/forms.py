@@ -83,6 +83,9 @@ class MemoryFilterForm(forms.Form):
         widget=forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"),
     )
     cursor = forms.CharField(required=False, max_length=40, widget=forms.HiddenInput)
+    # A search that found nothing relevant offers the nearest memories anyway (recall's
+    # `nearest`); a new search asks for the relevant ones again.
+    nearest = forms.BooleanField(required=False, widget=forms.HiddenInput)
 
     def __init__(self, *args, scopes, **kwargs):
         super().__init__(*args, **kwargs)
@@ -311,6 +314,9 @@ class EntitySearchForm(forms.Form):
     # A free value, as on the memories page: a scope one cannot read answers 404.
     scope = forms.CharField(label=_("Scope"), required=False, max_length=40)
     cursor = forms.CharField(required=False, max_length=40, widget=forms.HiddenInput)
+    # A search that found nothing relevant offers the nearest memories anyway (recall's
+    # `nearest`); a new search asks for the relevant ones again.
+    nearest = forms.BooleanField(required=False, widget=forms.HiddenInput)
 
     def __init__(self, *args, scopes, **kwargs):
         super().__init__(*args, **kwargs)

@@ -321,6 +321,9 @@ class RowOut(BaseModel):
     age_days: float
     disputed: bool = False
     stale: bool = False
+    # build_context: the entity the task names that the row is about; the rows of one entity are
+    # shown together under its name (the markdown's `###` heading).
+    group: str | None = None
 
 
 class SectionOut(BaseModel):

@@ -28,7 +28,7 @@ from memories import selectors
 from memories.entities import links
 from memories.insights.answers import insights_overview
 from memories.models import Memory, SourceKind
-from memories.recall.recall import Hit, recall
+from memories.recall.recall import Hit, answer_recall
 from memories.services import lifecycle
 from memories.services.remember import RememberInput, memory_remember
 from memories.timeline import HistoryOut
@@ -46,19 +46,24 @@ class Row:
     hit: Hit | None = None
 
 
-def _search_rows(request: HttpRequest, form: MemoryFilterForm) -> list[Row]:
+def _search_rows(request: HttpRequest, form: MemoryFilterForm) -> tuple[list[Row], bool]:
+    """The rows of a search, and whether nothing relevant was found (recall's floor)."""
     actor = actor_for(request)
     data = form.cleaned_data
     # Dashboard search is the same recall as the API's: the query exactly as typed, logged with
     # surface "dashboard".
-    hits = recall(
+    answer = answer_recall(
         actor=actor,
-        query=form.query,
-        scopes=[data["scope"]] if data["scope"] else None,
-        kinds=[data["kind"]] if data["kind"] else None,
-        k=SEARCH_RESULTS,
-        as_of=data.get("as_of"),
+        arguments={
+            "query": form.query,
+            "scopes": [data["scope"]] if data["scope"] else None,
+            "kinds": [data["kind"]] if data["kind"] else None,
+            "k": SEARCH_RESULTS,
+            "as_of": data.get("as_of"),
+            "nearest": bool(data.get("nearest")),
+        },
     )
+    hits = answer.hits
     found = {
         memory.public_id: memory
         for memory in selectors.readable_memories(actor).filter(
@@ -68,7 +73,7 @@ def _search_rows(request: HttpRequest, form: MemoryFilterForm) -> list[Row]:
     rows = [Row(memory=found[hit.id], hit=hit) for hit in hits if hit.id in found]
     selectors.with_verbatim([row.memory for row in rows])
     with_entity_chips(actor, [row.memory for row in rows])
-    return rows
+    return rows, answer.nothing_relevant
 
 
 def _browse_rows(request: HttpRequest, form: MemoryFilterForm) -> tuple[list[Row], str | None]:
@@ -88,6 +93,14 @@ def _browse_rows(request: HttpRequest, form: MemoryFilterForm) -> tuple[list[Row
     return [Row(memory=memory) for memory in found], next_cursor
 
 
+def _nearest_url(request: HttpRequest) -> str:
+    """This search again, asking for the nearest memories anyway."""
+    query = request.GET.copy()
+    query["nearest"] = "1"
+    query.pop("cursor", None)
+    return f"{request.path}?{query.urlencode()}"
+
+
 @login_required
 @domain_errors
 def memory_list(request: HttpRequest) -> HttpResponse:
@@ -96,12 +109,12 @@ def memory_list(request: HttpRequest) -> HttpResponse:
     rows: list[Row] = []
     next_cursor = None
     status = 200
-    searching = False
+    searching = nothing_relevant = False
     if form.is_valid():
         searching = bool(form.query)
         try:
             if searching:
-                rows = _search_rows(request, form)
+                rows, nothing_relevant = _search_rows(request, form)
             else:
                 rows, next_cursor = _browse_rows(request, form)
         except ValidationFailed as exc:
@@ -113,6 +126,8 @@ def memory_list(request: HttpRequest) -> HttpResponse:
         "form": form,
         "rows": rows,
         "searching": searching,
+        "nothing_relevant": nothing_relevant,
+        "nearest_url": _nearest_url(request) if nothing_relevant else None,
         "next_url": next_page_url(request, "dashboard:home", next_cursor),
         "more": bool(form.is_bound and form.cleaned_data.get("cursor")),
         # The home page opens with each scope's insights; a swap of the results does not.

@@ -60,15 +60,33 @@ def resolved(entities: Iterable[Entity]) -> dict[int, Entity]:
     return answer
 
 
+def lookup_keys(text: str) -> dict[str, str]:
+    """The keys a text is looked up under in the dictionary (its n-grams outside the spans the
+    detector took by shape, and what the detector found), each with the words the text used."""
+    found_in_text, prose = scanned(text)
+    keys = text_keys(prose)
+    for found in found_in_text:
+        keys.setdefault(found.key, found.surface)
+    return keys
+
+
+def query_keys(text: str) -> tuple[list[str], list[bool]]:
+    """`lookup_keys` as two arrays for recall's statement, which matches them against the
+    aliases itself: the keys, and for each whether its words are a plain lower-case word (one
+    that matches no capitalised one-word alias, as `dictionary_hits` has it)."""
+    keys = lookup_keys(text)
+    plain = [
+        " " not in key and surface.isalpha() and surface.islower() for key, surface in keys.items()
+    ]
+    return list(keys), plain
+
+
 def entities_named(*, scope_ids: Iterable[int], text: str) -> list[Entity]:
     """The entities of these scopes that `text` names (a query, as sent), by one dictionary
     match; the caller passes scopes the access module gave it. Each entity once, merged ones
     resolved to their survivor."""
     scope_ids = set(scope_ids)
-    found_in_text, prose = scanned(text)
-    keys = text_keys(prose)
-    for found in found_in_text:
-        keys.setdefault(found.key, found.surface)
+    keys = lookup_keys(text)
     found = aliases_found({(scope_id, key) for scope_id in scope_ids for key in keys})
     by_scope: dict[int, dict[str, str]] = {}
     for (scope_id, key), alias in found.items():

@@ -77,6 +77,7 @@ class Candidate:
     score: float | None = None
     disputed: bool = False
     stale: bool = False
+    group: str = ""  # the entity of the task it is about (build_context), "" for none
 
 
 @dataclass
@@ -100,6 +101,7 @@ class Row:
             age_days=round(candidate.age_days, 2),
             disputed=candidate.disputed,
             stale=candidate.stale,
+            group=candidate.group or None,
         )
 
 
@@ -118,10 +120,26 @@ class Section:
         return f"## {self.title}"
 
     @property
+    def groups(self) -> list[str]:
+        """The groups of its rows, in the order of their best row."""
+        return list(dict.fromkeys(row.candidate.group for row in self.rows if row.candidate.group))
+
+    @property
     def tokens(self) -> int:
         if not self.rows:
             return 0
-        return count_tokens(self.heading) + sum(row.tokens for row in self.rows)
+        headings = count_tokens(self.heading) + sum(map(_group_tokens, self.groups))
+        return headings + sum(row.tokens for row in self.rows)
+
+    def shown(self) -> list[tuple[str, list[Row]]]:
+        """Its rows as shown: those of no group first, then each group under its heading, each
+        part in the order the rows were chosen (best first). Without groups, one part."""
+        parts = [("", [row for row in self.rows if not row.candidate.group])]
+        parts += [
+            (group, [row for row in self.rows if row.candidate.group == group])
+            for group in self.groups
+        ]
+        return [(group, rows) for group, rows in parts if rows]
 
     def answer(self) -> SectionOut:
         return SectionOut(
@@ -129,7 +147,7 @@ class Section:
             title=self.title,
             budget=self.budget,
             tokens=self.tokens,
-            rows=[row.answer() for row in self.rows],
+            rows=[row.answer() for _, rows in self.shown() for row in rows],
         )
 
 
@@ -159,6 +177,14 @@ class Context:
             for section in self.sections
             for row in section.rows
         ]
+
+
+def _group_heading(group: str) -> str:
+    return f"### {' '.join(group.split())}"
+
+
+def _group_tokens(group: str) -> int:
+    return count_tokens(_group_heading(group))
 
 
 def _line(candidate: Candidate, content: str) -> str:
@@ -197,6 +223,8 @@ def _fill(section: Section, room: int, shown: set[str]) -> int:
             section.next_candidate += 1
             continue
         overhead = 0 if section.rows else heading
+        if candidate.group and candidate.group not in section.groups:
+            overhead += _group_tokens(candidate.group)
         row = _whole(candidate)
         if overhead + row.tokens > room - used:
             row = _truncated(candidate, room - used - overhead)
@@ -228,9 +256,10 @@ def _allot(sections: list[Section], available: int) -> None:
         if left <= 0:
             break
         if section.rows and section.rows[-1].truncated:
+            before = section.tokens
             row = section.rows.pop()  # give its tokens back and try it whole, or cut longer
             shown.discard(row.candidate.id)
-            left += row.tokens + (0 if section.rows else count_tokens(section.heading))
+            left += before - section.tokens  # its own, and a heading it alone needed
         left -= _fill(section, left, shown)
         section.budget = max(section.budget, section.tokens)
 
@@ -241,7 +270,10 @@ def _render(title: str, sections: list[Section]) -> str:
         if section.rows:
             parts.append("")
             parts.append(section.heading)
-            parts.extend(row.line for row in section.rows)
+            for group, rows in section.shown():
+                if group:
+                    parts.append(_group_heading(group))
+                parts.extend(row.line for row in rows)
     return "\n".join(parts) + "\n"
 
 

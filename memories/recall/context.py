@@ -93,6 +93,7 @@ def answer_context(*, actor: Actor, arguments: Mapping[str, Any] | ContextReques
                     hit.age_days,
                     hit.score,
                     stale=hit.stale,
+                    group=hit.entity_about,
                 )
                 for hit in found.hits
             ],

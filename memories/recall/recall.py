@@ -50,8 +50,9 @@ from django.db import connections, router
 from pydantic import Field
 
 from memories import embeddings
+from memories.entities.dictionary import query_keys
 from memories.models import ActivityOperation, ActivityOutcome, Memory
-from memories.recall import relevance, sessions
+from memories.recall import entity_steps, relevance, sessions
 from memories.recall.budget import count_tokens
 from memories.recall.inputs import (
     DEFAULT_K,
@@ -80,6 +81,13 @@ class Hit(HitOut):
     # The query names something no readable memory mentions (the query's, relevance.py).
     unknown_name: bool = Field(default=False, exclude=True, repr=False)
     lifted: bool = Field(default=False, exclude=True, repr=False)
+    # It mentions a rare entity the query names; the entity lift moved it; the expansion added
+    # it (or raised it) as a neighbour of a strong hit (entity_steps.py).
+    entity_match: bool = Field(default=False, exclude=True, repr=False)
+    entity_named: bool = Field(default=False, exclude=True, repr=False)  # rare or common
+    entity_about: str = Field(default="", exclude=True, repr=False)  # the query's, it mentions
+    entity_lifted: bool = Field(default=False, exclude=True, repr=False)
+    expanded: bool = Field(default=False, exclude=True, repr=False)
 
     def as_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
@@ -119,13 +127,20 @@ class Found:
 
     def steps(self) -> dict[str, Any]:
         """The steps that shaped the answer, as the activity row keeps them: the floor when it
-        left something out (or found nothing relevant), the lift when it moved a hit."""
+        left something out (or found nothing relevant), each lift when it moved a hit that was
+        answered, the expansion when a memory it added was."""
         steps: dict[str, Any] = {}
         if self.below_floor or self.nothing_relevant:
             steps["floor"] = {"below": self.below_floor, "nothing_relevant": self.nothing_relevant}
         lifted = [hit.id for hit in self.hits if hit.lifted]
         if lifted:
             steps["session"] = {"lifted": lifted}
+        entity_lifted = [hit.id for hit in self.hits if hit.entity_lifted]
+        if entity_lifted:
+            steps["entities"] = {"lifted": entity_lifted}
+        added = [hit.id for hit in self.hits if hit.expanded]
+        if added:
+            steps["expansion"] = {"added": added}
         return steps
 
 
@@ -211,9 +226,13 @@ def search_found(
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
     vector = embeddings.embed_query(query) if mode != "fulltext" else None
-    rows = readable_rows(selection, kinds)
+    rows = rows_held = readable_rows(selection, kinds)
     lift = tuning.session_lift and mode == "hybrid"
-    pool = k + sessions.EXTRA_CANDIDATES if lift else k
+    entity_lift = tuning.entity_lift and mode == "hybrid"
+    expand = tuning.expansion and mode == "hybrid" and as_of is None
+    pool = k + sessions.EXTRA_CANDIDATES if lift or entity_lift else k
+    # The query's dictionary keys, matched against the aliases inside the statement.
+    keys, plain = query_keys(query) if entity_lift else ([], [])
     sql = tuning.statement(
         scopes=selection.array,
         kinds=bool(kinds),
@@ -229,6 +248,8 @@ def search_found(
         kinds,
         as_of,
         relevance.query_names(query),
+        keys,
+        plain,
         pool,
     ]
     with connections[router.db_for_read(Memory)].cursor() as cursor:
@@ -252,6 +273,9 @@ def search_found(
             coverage=float(coverage or 0.0),
             conversations=list(conversations or ()),
             unknown_name=bool(unknown_name),
+            entity_match=entity_match == 2,
+            entity_named=entity_match >= 1,
+            entity_about=entity_about or "",
         )
         for (
             pk,
@@ -268,6 +292,8 @@ def search_found(
             coverage,
             conversations,
             unknown_name,
+            entity_match,
+            entity_about,
         ) in rows
     ]
     # A leg alone (the bench's and tests' modes) lacks the other's signal: no floor there.
@@ -277,19 +303,100 @@ def search_found(
                 similarity=hit.similarity or 0.0,
                 coverage=hit.coverage,
                 unknown_name=hit.unknown_name,
+                entity_match=hit.entity_match,
             )
             for hit in candidates
         ]
         for hit, relevant in zip(candidates, relevance.relevant_hits(signals), strict=True):
             hit.relevant = relevant
+    if entity_lift:
+        candidates = entity_steps.lift_named_entities(candidates)
     if lift:
         candidates = sessions.lift_same_conversation(candidates)
+    if expand and vector is not None:
+        candidates = expanded(
+            candidates, k=k, selection=selection, rows=rows_held, vector=vector, kinds=kinds
+        )
     best = candidates[:k]
     found = Found(hits=best, nothing_relevant=not any(hit.relevant for hit in best))
     if tuning.relevance_floor and not nearest and mode == "hybrid":
         found.hits = [hit for hit in best if hit.relevant]
         found.below_floor = len(best) - len(found.hits)
     return found
+
+
+def expanded(
+    candidates: list[Hit],
+    *,
+    k: int,
+    selection: ScopeSelection,
+    rows: int,
+    vector: Sequence[float],
+    kinds: list[str] | None,
+) -> list[Hit]:
+    """The candidates with the expansion's neighbours of the strong hits (entity_steps.py):
+    a neighbour among the candidates below the k best is raised to its share of the hit it came
+    with (when that is more), one from outside is added with that score."""
+    strong = entity_steps.strong_hits(candidates)
+    if not strong:
+        return candidates
+    by_pk = {hit.pk: hit for hit in candidates}
+    neighbours = entity_steps.expansion_rows(
+        strong=[hit.pk for hit in strong],
+        # Those the expansion could not raise: answered already, relevant, and above its share.
+        shown=[
+            hit.pk
+            for hit in candidates[:k]
+            if hit.relevant and hit.score >= entity_steps.ADDED_SHARE * strong[-1].score
+        ],
+        scopes=selection.array,
+        rows=rows,
+        vector=vector_literal(vector),
+        kinds=kinds,
+    )
+    changed = False
+    for (
+        pk,
+        public_id,
+        content,
+        kind,
+        scope,
+        hit_pk,
+        linked,
+        similarity,
+        age_days,
+        has_original,
+        stale,
+    ) in neighbours:
+        similarity = float(similarity) if similarity is not None else 0.0
+        # A link is someone's word that the two belong together; a shared entity is weaker.
+        if not linked and similarity < entity_steps.ADDED_MIN_SIMILARITY:
+            continue
+        score = entity_steps.ADDED_SHARE * by_pk[hit_pk].score
+        known = by_pk.get(pk)
+        if known is not None:
+            if known.score >= score:
+                continue
+            known.score, known.relevant, known.expanded = score, True, True
+        else:
+            candidates.append(
+                Hit(
+                    pk=pk,
+                    id=public_id,
+                    content=content,
+                    kind=kind,
+                    scope=scope,
+                    score=score,
+                    similarity=round(similarity, 4),
+                    fts_matched=False,
+                    age_days=round(float(age_days), 2),
+                    has_original=has_original,
+                    stale=stale,
+                    expanded=True,
+                )
+            )
+        changed = True
+    return sorted(candidates, key=lambda hit: -hit.score) if changed else candidates
 
 
 def recall(

@@ -12,8 +12,9 @@ scales, never on the ranking's relative score (which puts the best of any pool a
   A question about someone or something the scopes never name is about something else, however
   close the rest of its words come: "When did Dana's team move to Kafka?" in a scope that never
   says Dana or Kafka;
-- an entity match (the query names an entity the memory is about): no signal yet; the hook is
-  `Signals.entity_match`, which passes the floor on its own once entities fill it.
+- an entity match: the query names a rare entity of the readable scopes (by its name or an
+  alias) that the memory mentions (`entity_steps.py`); `Signals.entity_match` passes the floor
+  on its own.
 
 It has two levels, of the same shape (`Floor`: similar enough, or covering enough of the query):
 
@@ -64,7 +65,7 @@ class Signals:
     similarity: float  # cosine, -1 to 1
     coverage: float  # idf-weighted share of the query's terms matched in full text, 0 to 1
     unknown_name: bool = False  # the query's: it names something no readable memory mentions
-    entity_match: bool = False  # the query names an entity the memory is about (not yet filled)
+    entity_match: bool = False  # the memory mentions a rare entity the query names
 
 
 @dataclass(frozen=True)

@@ -105,8 +105,9 @@ class Tuning:
     - text_weight: the full-text leg's weight in the fusion, the vector leg's being 1;
     - coverage_power: a full-text row's share is scaled by its coverage (the idf-weighted share
       of the query's terms it matches) to this power;
-    - session_lift, relevance_floor: the steps after the statement (`sessions.py`,
-      `relevance.py`), switched off only by the bench's ablation.
+    - session_lift, relevance_floor, entity_lift, expansion: the steps around the statement
+      (`sessions.py`, `relevance.py`, `entity_steps.py`), switched off only by the bench's
+      ablation (without entity_lift the statement is given no query keys, so no memory matches).
     """
 
     vector_depth: int = 10
@@ -116,6 +117,8 @@ class Tuning:
     coverage_power: float = 1.5
     session_lift: bool = True
     relevance_floor: bool = True
+    entity_lift: bool = True
+    expansion: bool = True
 
     def statement(
         self, *, scopes: str, kinds: bool, mode: str, k: int, rows: int, as_of: bool = False
@@ -252,8 +255,9 @@ SET LOCAL hnsw.iterative_scan = relaxed_order;
 SET LOCAL jit = off;{path_setting}
 WITH input AS MATERIALIZED (
     SELECT %s::vector AS qv, websearch_to_tsquery('english', %s::text) AS tsq,
-           %s::text[] AS kinds, %s::timestamptz AS as_of, %s::text AS names
-),{vector_leg}{fulltext_leg}
+           %s::text[] AS kinds, %s::timestamptz AS as_of, %s::text AS names,
+           %s::text[] AS entity_keys, %s::bool[] AS entity_plain
+),{query_entities}{vector_leg}{fulltext_leg}
 {fused}
 aged AS (
     SELECT f.*, m.kind_id,
@@ -275,7 +279,8 @@ SELECT r.id, m.public_id, {content}, {kind}, s.public_id, r.score,
             FROM memories_memorywindow w WHERE w.memory_id = m.id)
        )) AS similarity,
        r.fts_matched, r.age_days, {original} <> '' AS has_original, {stale} AS stale,
-       r.coverage, {conversations} AS conversations, {unknown_name} AS unknown_name
+       r.coverage, {conversations} AS conversations, {unknown_name} AS unknown_name,
+       {entity_match} AS entity_match, {entity_about} AS entity_about
 FROM ranked r
 JOIN memories_memory m ON m.id = r.id
 JOIN scopes_scope s ON s.id = m.scope_id
@@ -326,6 +331,62 @@ CONVERSATIONS = (
 )
 
 
+# The entities the query names (the entity lift, `entity_steps.py`): its keys (`input.entity_keys`,
+# `memories.entities.dictionary.query_keys`) matched against the aliases of the readable scopes,
+# as the dictionary match does on write (a plain lower-case word never matches a capitalised
+# one-word alias); each resolved to the survivor of the merge that folded it (`query_roots`), then
+# widened to the entities merged into that survivor (`query_family`), whose mentions are the
+# survivor's. Only a rare entity counts: one that at most {common} mentions name (a share of the
+# readable rows, `entity_steps.common_mentions`); a name most memories carry (the speaker of a
+# chat, the team's own product) says nothing about which memory answers.
+QUERY_ENTITIES = """
+query_roots AS MATERIALIZED (
+    SELECT DISTINCT coalesce(e.merged_into_id, e.id) AS id
+    FROM unnest((SELECT entity_keys FROM input), (SELECT entity_plain FROM input)) AS q(key, plain)
+    JOIN memories_entityalias a ON a.normalized = q.key AND a.scope_id = ANY({scopes})
+    JOIN memories_entity e ON e.id = a.entity_id
+    WHERE NOT (q.plain AND a.alias <> lower(a.alias))
+),
+query_family AS MATERIALIZED (
+    SELECT r.id AS root, r.id FROM query_roots r
+    UNION
+    SELECT r.id, f.id FROM query_roots r JOIN memories_entity f ON f.merged_into_id = r.id
+),
+query_entities AS MATERIALIZED (
+    SELECT q.id, q.root, (SELECT count(*) FROM (
+        SELECT 1 FROM memories_entitymention x
+        WHERE x.entity_id IN (SELECT f.id FROM query_family f WHERE f.root = q.root)
+        LIMIT {common} + 1
+    ) c) <= {common} AS rare
+    FROM query_family q
+),"""
+# Whether the memory `m` mentions an entity the query names: 2 a rare one
+# (`Signals.entity_match`), 1 a common one only, 0 none.
+ENTITY_MATCH = (
+    "coalesce((SELECT max(CASE WHEN q.rare THEN 2 ELSE 1 END) FROM memories_entitymention x"
+    " JOIN query_entities q ON q.id = x.entity_id WHERE x.memory_id = m.id), 0)"
+)
+# The name of the entity the query names that the memory `m` is about (a rare one before a
+# common one, then by name; merged ones by their survivor's name), or NULL: build_context groups
+# its rows by it.
+ENTITY_ABOUT = (
+    "(SELECT r.name FROM memories_entitymention x JOIN query_entities q ON q.id = x.entity_id"
+    " JOIN memories_entity r ON r.id = q.root WHERE x.memory_id = m.id"
+    " ORDER BY q.rare DESC, r.name LIMIT 1)"
+)
+
+
+COMMON_SHARE = 0.1
+COMMON_MENTIONS_MIN = 5
+
+
+def common_mentions(rows: int) -> int:
+    """How many mentions make an entity common among `rows` readable memories: a tenth of them,
+    and never fewer than COMMON_MENTIONS_MIN (in a small scope three memories about one service
+    still single them out)."""
+    return max(COMMON_MENTIONS_MIN, int(COMMON_SHARE * rows))
+
+
 def row_filter(*, scopes: str, kinds: bool, as_of: bool) -> str:
     """The rows a leg may return: valid (at the `as_of` parameter's instant, with `as_of`) in
     the scopes, of the kinds the `kinds` parameter holds (with `kinds`)."""
@@ -361,7 +422,14 @@ def linear_fused(tuning: Tuning) -> str:
 
 
 def assemble(
-    *, vector_leg: str, fulltext_leg: str, fused: str, mode: str, rows: int, as_of: bool
+    *,
+    vector_leg: str,
+    fulltext_leg: str,
+    fused: str,
+    mode: str,
+    rows: int,
+    as_of: bool,
+    scopes: str,
 ) -> str:
     """The statement around its legs and fusion: the settings, the decay and usage boost, the
     text (as it read at `as_of`, with `as_of`) and the answer's columns."""
@@ -377,6 +445,9 @@ def assemble(
         else "m.content_original",
         stale=STALE,
         conversations=CONVERSATIONS,
+        query_entities=QUERY_ENTITIES.format(scopes=scopes, common=common_mentions(rows)),
+        entity_match=ENTITY_MATCH,
+        entity_about=ENTITY_ABOUT,
         unknown_name=UNKNOWN_NAME if mode != "vector" else "false",
         decay=DECAY.format(age="a.age_days"),
         usage_boost=USAGE_BOOST,
@@ -423,6 +494,7 @@ def statement(
         mode=mode,
         rows=rows,
         as_of=as_of,
+        scopes=scopes,
     )
 
 

@@ -109,6 +109,29 @@ def test_search_results_are_the_recall_results(tenancy, memories, login):
     assert shown == [hit.id for hit in hits]
 
 
+def test_a_search_that_finds_nothing_relevant_says_so_and_offers_the_nearest(
+    tenancy, memories, login
+):
+    client = login(tenancy.owner)
+    query = "zqxv kwyjibo flurble"
+    body = client.get("/", {"q": query}).content.decode()
+    assert "Nothing relevant to your search was found." in body
+    assert 'id="card-' not in body
+    link = re.search(r'<a href="([^"]*nearest=1[^"]*)"', body).group(1).replace("&amp;", "&")
+    assert ActivityLog.objects.get(operation="recall").outcome == "empty"
+    nearest = client.get(link).content.decode()
+    assert "they are the nearest memories, shown as you asked" in nearest
+    assert re.findall(r'id="card-(mem_[a-z0-9]+)"', nearest)
+    # Through HTMX the link swaps the results alone; a new search asks for relevant ones again.
+    partial = client.get(link, headers=HTMX).content.decode()
+    assert partial.lstrip().startswith('<section id="results"')
+    again = client.get("/", {"q": "when are releases cut?"}).content.decode()
+    assert "Releases are cut on Tuesdays." in again and "shown as you asked" not in again
+    # In the reader's language.
+    german = login(tenancy.owner, "de").get("/", {"q": query}).content.decode()
+    assert "Zu Ihrer Suche wurde nichts Relevantes gefunden." in german
+
+
 def test_the_detail_page_and_the_original_disclosure(tenancy, memories, login):
     body = login(tenancy.reader, "en").get(f"/memories/{memories.translated.public_id}/")
     page = body.content.decode()

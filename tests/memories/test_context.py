@@ -66,6 +66,7 @@ def test_json_and_markdown_say_the_same(owner, project):
                 "age_days",
                 "disputed",
                 "stale",
+                "group",
             }
 
 

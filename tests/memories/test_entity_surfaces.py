@@ -189,3 +189,32 @@ def test_a_mention_across_scopes_never_names_the_unreadable_side(tenancy, owner,
 
 def memory_pk(public_id: str) -> int:
     return Memory.objects.get(public_id=public_id).pk
+
+
+def test_entities_scan_gives_earlier_memories_a_name_learned_later(
+    tenancy, owner, team, billing, api
+):
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    earlier = remember(owner, "The payments API times out after 30 seconds.", team)
+    entity = billing["entity"].public_id
+    owner.post(f"/api/v1/entities/{entity}/aliases", {"alias": "payments API"}, format="json")
+    described = owner.get(f"/api/v1/entities/{entity}").json()
+    assert earlier not in [m["id"] for m in described["memories"]]  # the write knew no such name
+
+    out = StringIO()
+    call_command("entities_scan", scope=team, verbosity=0, stdout=out)
+    # Two: this memory's, and the first billing memory's own words, which its write could not
+    # match yet (the name became known with that write; the writer's mention was already there).
+    assert "Recorded 2 new mentions." in out.getvalue()
+    described = owner.get(f"/api/v1/entities/{entity}").json()
+    assert earlier in [m["id"] for m in described["memories"]]
+    # Again: nothing new, nothing doubled.
+    out = StringIO()
+    call_command("entities_scan", verbosity=0, stdout=out)
+    assert "Recorded 0 new mentions." in out.getvalue()
+    assert owner.get(f"/api/v1/entities/{entity}").json()["entity"]["memories"] == 3
+    with pytest.raises(CommandError, match="No scope"):
+        call_command("entities_scan", scope="scp_missing", verbosity=0)
