@@ -358,3 +358,20 @@ class EntitySplitForm(forms.Form):
         if not names:
             raise forms.ValidationError(_("Name at least one name to move."))
         return names
+
+
+class ImportFromForm(forms.Form):
+    """Another system's file for a scope: which system wrote it, the file, and a dry run."""
+
+    system = forms.ChoiceField(label=_("System"), choices=())
+    file = forms.FileField(
+        label=_("File"),
+        help_text=_("The file as the system wrote it: its JSON as is, or a zip of a folder."),
+    )
+    dry_run = forms.BooleanField(
+        label=_("Dry run: say what would be written, write nothing"), required=False, initial=True
+    )
+
+    def __init__(self, *args, systems: list[str], **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["system"].choices = [(name, name) for name in systems]

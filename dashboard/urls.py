@@ -8,6 +8,7 @@ from dashboard.views import (
     activity,
     entities,
     exports,
+    imports,
     ingest,
     insights,
     memories,
@@ -55,6 +56,7 @@ urlpatterns = [
     path("scopes/<id:scope_id>/leave/", scopes.scope_leave, name="scope_leave"),
     path("scopes/<id:scope_id>/members/", scopes.member_add, name="member_add"),
     path("scopes/<id:scope_id>/exports/", exports.export_start, name="export_start"),
+    path("scopes/<id:scope_id>/import-from/", imports.import_from, name="import_from"),
     path("scopes/<id:scope_id>/exports/<id:job_id>/", exports.export_progress, name="export"),
     path(
         "scopes/<id:scope_id>/exports/<id:job_id>/download/",

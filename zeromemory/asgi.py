@@ -18,8 +18,11 @@ from django.core.wsgi import get_wsgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "zeromemory.settings")
 
 
-# The one route that takes more than ZM_MAX_BODY_BYTES: an archive import, up to its own limit.
-ARCHIVE_IMPORT = re.compile(r"/api/v1/scopes/[^/]+/import-export/?")
+# The routes that take more than ZM_MAX_BODY_BYTES: an archive import and an import from another
+# system (REST and dashboard), up to the import's own limit.
+ARCHIVE_IMPORT = re.compile(
+    r"(/api/v1/scopes/[^/]+/(import-export|import-from/[^/]+)|/scopes/[^/]+/import-from)/?"
+)
 
 
 def body_limit(path: str) -> int:

@@ -7,6 +7,7 @@ import io
 
 from django.conf import settings
 from django.http import StreamingHttpResponse
+from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
@@ -16,12 +17,15 @@ from rest_framework.views import APIView
 from memories.portability.archive import read_archive
 from memories.portability.archive_import import archive_import
 from memories.portability.export import export_archive
-from memories.portability.schemas import ArchiveImportOut
+from memories.portability.schemas import ArchiveImportOut, SourceImportOut
 from memories.portability.service import exportable_scopes, spool_upload
+from memories.portability.sources.registry import READERS
+from memories.portability.sources.service import source_import
 from memories.portability.tickets import ticket_redeem
 from scopes.access import administrable_scope, writable_scope
 from scopes.models import Scope
 from zeromemory.core.actor import actor_for_request
+from zeromemory.core.errors import NotFound
 from zeromemory.core.rendering import render
 from zeromemory.core.serializers import StrictSerializer
 
@@ -97,3 +101,41 @@ class ImportExportView(APIView):
             budget=settings.IMPORT_MAX_EMBED_CHARS,
         )
         return render(ArchiveImportOut.of(scope=scope.public_id, result=result))
+
+
+class ImportFromView(APIView):
+    class Options(StrictSerializer):
+        dry_run = serializers.BooleanField(required=False, default=False)
+
+    @extend_schema(
+        parameters=[Options],
+        request={
+            "application/json": OpenApiTypes.BINARY,
+            "application/zip": OpenApiTypes.BINARY,
+        },
+        responses=SourceImportOut,
+        summary="Import another system's file (the body, as it wrote it) into a scope (writers)",
+        description="`system`: " + ", ".join(sorted(READERS)) + " (docs/import.md).",
+    )
+    def post(self, request, scope_id: str, system: str):
+        actor = actor_for_request(request)
+        options = self.Options(data=request.query_params.dict())
+        options.is_valid(raise_exception=True)
+        scope = writable_scope(actor, scope_id)
+        if system not in READERS:
+            raise NotFound(_("No importer for %(system)s.") % {"system": system[:40]})
+        declared = request.META.get("CONTENT_LENGTH")
+        upload = spool_upload(
+            request.stream or io.BytesIO(),
+            declared=int(declared) if declared and declared.isdigit() else None,
+        )
+        with upload:
+            report = source_import(
+                actor=actor,
+                scope=scope,
+                system=system,
+                source=upload,
+                dry_run=options.validated_data["dry_run"],
+                budget=settings.IMPORT_MAX_EMBED_CHARS,
+            )
+        return render(SourceImportOut.of(scope=scope.public_id, report=report))

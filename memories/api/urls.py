@@ -104,6 +104,11 @@ urlpatterns = [
         name="api-scope-import-export",
     ),
     path(
+        "scopes/<id:scope_id>/import-from/<slug:system>",
+        portability.ImportFromView.as_view(),
+        name="api-scope-import-from",
+    ),
+    path(
         "scopes/<id:scope_id>/overview",
         insights.ScopeOverviewView.as_view(),
         name="api-scope-overview",

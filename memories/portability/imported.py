@@ -67,6 +67,9 @@ class MemoryWrite:
     item: MemoryIn  # its times already the import's (or the archive's, kept)
     claimed: MemoryIn  # as the archive has it
     derived: Derived | None = None  # what its text derives, once `prepare_writes` looked
+    # What the import's provenance row claims, when the memory came from another system's file
+    # (its system, ids and times) rather than from an archive of ours.
+    claims: dict[str, Any] | None = None
 
 
 def _derived(item: MemoryIn) -> Derived:
@@ -142,7 +145,7 @@ def _provenance_rows(
             absorbed=absorbed,
             client_name=actor.client_name,
             written_text=item.content if absorbed else "",
-            claims=_claims(claimed),
+            claims=write.claims if write.claims is not None else _claims(claimed),
             created_by=actor.user,
             created_by_token=actor.token,
             created_at=now,

@@ -113,6 +113,14 @@ API_ROWS = [
         note="the body is a zip: an empty export",
         extra={"archive": True},
     ),
+    _api(
+        "api-scope-import-from",
+        "post",
+        "scopes/{team}/import-from/mem0",
+        TEAM_WRITE,
+        {"results": []},
+        note="the body is the other system's file as it wrote it: mem0's get_all(), empty",
+    ),
     _api("api-scope-members", "get", "scopes/{team}/members", TEAM_ADMIN),
     _api(
         "api-scope-members",

@@ -160,6 +160,16 @@ DASHBOARD_ROWS = [
         note="admins: a job the worker runs (tests/dashboard/test_export_pages.py)",
     ),
     _page("export", "get", "/scopes/{team}/exports/{export}/", PAGE_TEAM_WRITE),
+    _page("import_from", "get", "/scopes/{team}/import-from/", PAGE_TEAM_WRITE),
+    Row(
+        route="dashboard:import_from",
+        method="post",
+        path="/scopes/{team}/import-from/",
+        expect=PAGE_TEAM_WRITE,
+        body={"system": "mem0", "dry_run": "on"},
+        note="the file is an upload: an empty mem0 get_all()",
+        extra={"upload": b'{"results": []}'},
+    ),
     _page(
         "export_download",
         "get",

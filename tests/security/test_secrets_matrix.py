@@ -249,3 +249,62 @@ def test_rest_imports_store_no_secret_in_any_archive_field(world):
                     problems.append((field, form, response.status_code))
     # Every case was refused before anything was written: one scan finds none of them.
     assert not problems and not stored_anywhere(), (problems, stored_anywhere())
+
+
+# Another system's file with a secret in each text it holds: the record is refused (or the file
+# is), the import goes on, and nothing of the secret is stored or answered back.
+def _mem0_with(field: str, text: str) -> dict[str, Any]:
+    item: dict[str, Any] = {"id": "m1", "memory": "The cache is warmed at five.", "user_id": "u"}
+    if field == "history.old_memory":
+        item["history"] = [
+            {"id": "h1", "event": "UPDATE", "old_memory": text, "new_memory": item["memory"]}
+        ]
+    elif field == "metadata.note":
+        item["metadata"] = {"note": text}
+    else:
+        item[field] = text
+    return {"results": [item]}
+
+
+def _letta_with(field: str, text: str) -> Any:
+    if field == "passage.text":
+        return [{"id": "p1", "text": text}]
+    if field == "passage.tags":
+        return [{"id": "p1", "text": "The cache is warmed at five.", "tags": [text]}]
+    block = {"id": "b1", "label": "human", "value": "Likes short answers."}
+    return {"agents": [], "blocks": [{**block, field.split(".")[1]: text}]}
+
+
+def _supermemory_with(field: str, text: str) -> Any:
+    entry = {"id": "m1", "memory": "The cache is warmed at five.", "createdAt": CLAIMED}
+    document = {"id": "d1", "title": "Notes", "memoryEntries": [entry]}
+    if field.startswith("document."):
+        document[field.split(".")[1]] = text
+    else:
+        entry[field] = text
+    return {"documents": [document]}
+
+
+SOURCE_FIELDS = {
+    "mem0": (_mem0_with, ("memory", "id", "user_id", "metadata.note", "history.old_memory")),
+    "letta": (_letta_with, ("passage.text", "passage.tags", "block.value", "block.label")),
+    "supermemory": (_supermemory_with, ("memory", "id", "document.title", "forgetReason")),
+}
+
+
+def test_imports_from_other_systems_store_no_secret_in_any_field(world):
+    client = world.api("owner")
+    problems = []
+    [row] = [r for r in API_ROWS if r.route == "api-scope-import-from"]
+    for system, (build, fields) in SOURCE_FIELDS.items():
+        path = world.fill(row.path).replace("/mem0", f"/{system}")
+        for field in fields:
+            for form, text in SECRET_FORMS.items():
+                with rolled_back():
+                    response = client.post(
+                        path, json.dumps(build(field, text)), content_type="application/json"
+                    )
+                    where = stored_anywhere()
+                if response.status_code >= 500 or where or leaked(response.content.decode()):
+                    problems.append((system, field, form, response.status_code, where))
+    assert not problems, problems

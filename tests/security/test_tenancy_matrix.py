@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import URLPattern, URLResolver, get_resolver, resolve
 
 from tests.mcp_inproc import call_tool, structured, tool_names
@@ -168,7 +169,10 @@ def test_dashboard(world, row: Row, actor: str):
     client = world.browser(actor)
     path = world.fill(row.path)
     call = getattr(client, row.method)
-    response = call(path, world.fill(row.body) or {})
+    body = world.fill(row.body) or {}
+    if row.extra.get("upload"):
+        body["file"] = SimpleUploadedFile("upload.json", row.extra["upload"])
+    response = call(path, body)
     wanted = row.expect[actor]
     if wanted == LOGIN:
         assert response.status_code == 302 and response["Location"].startswith("/login/")
