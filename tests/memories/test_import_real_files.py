@@ -160,3 +160,22 @@ def test_the_supermemory_documents_list_is_read_as_documents_without_memories(te
     for document in documents:
         assert outcomes[document["id"]]["outcome"] == "skip"
         assert outcomes[document["id"]]["reason"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        json.dumps("not an agent file"),
+        json.dumps(json.dumps({"results": []})),
+        json.dumps(json.dumps([{"id": "p"}]))[:-3] + '\\ud800"',
+    ],
+    ids=["a string", "a mem0 file inside", "a lone surrogate"],
+)
+def test_a_json_string_that_holds_no_agent_file_is_refused_whole(tenancy, writer, body):
+    response = writer.post(
+        f"/api/v1/scopes/{tenancy.team.public_id}/import-from/letta",
+        body.encode(),
+        content_type="application/json",
+    )
+    assert response.status_code == 400, response.content
+    assert not Memory.objects.filter(scope=tenancy.team).exists()
