@@ -13,7 +13,7 @@ memory is what `client.agents.passages.list(agent_id)` answers, a list of Letta 
 
 Two things the real files taught (tests/data/letta/SOURCES.txt): an agent file's ids are the
 file's own serial numbers (`block-0`, `agent-0` in every file) and the older file's blocks have
-no id at all, so a block is keyed by its label and a digest of its value (the file's id kept as
+no id at all, so a block is keyed by a digest of its label and value (the file's id kept as
 `block_id`), lest the blocks of a second agent read as already imported; and some agent files
 are double-encoded (one JSON string holding the file, as letta-ai/agent-file ships several),
 which Letta's own import decodes a second time, and so does this reader.
@@ -83,14 +83,15 @@ def _block(item: Any) -> SourceRecord | SkippedRecord:
     if value is None or not value.strip():
         return SkippedRecord(SYSTEM, file_id or label, "The memory block is empty.")
     # The file's block id is a serial number of that file (or absent): the same in every agent
-    # file, so not a key across files. The label with the value's digest is.
-    digest = hashlib.sha256(value.encode()).hexdigest()[:16]
+    # file, so not a key across files. The label with the value is; digested, so the key (a
+    # claim) holds neither's text, which the content guard reads in the label and the value.
+    digest = hashlib.sha256(f"{label}\0{value}".encode()).hexdigest()[:24]
     attributes = {n: item[n] for n in _BLOCK_CLAIMS if item.get(n) not in (None, "", {})}
     if file_id is not None:
         attributes["block_id"] = file_id
     return SourceRecord(
         system=SYSTEM,
-        source_id=f"block:{label}:{digest}",
+        source_id=f"block:{digest}",
         content=value,
         kind=KINDS.get(label.lower(), "fact"),
         created_at=when(item.get("created_at")),
