@@ -10,7 +10,10 @@ of `POST /v3/documents/documents`, typed in its apps' and packages' `types.ts`):
 and the text `content`; a top-level `{"memories": [...]}` (memories without documents) is read
 too. A memory that is forgotten, or not the latest of its versions, is valid until its last
 update; relations between memories become typed links (docs/import.md has the table); the
-document (id, title, custom id, container tags) is kept as claims.
+document (id, title, custom id, container tags) is kept as claims. The documents list
+(`POST /v3/documents/list`, its docs' example in tests/data/supermemory/) names its documents
+`memories` too, without memory text: such a document (an item with a document's `status`,
+`title`, `type`, `url` or `customId` and no text) is skipped, not taken for a broken file.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from memories.portability.sources.records import SkippedRecord, SourceRecord, So
 
 SYSTEM = "supermemory"
 _DOCUMENT_CLAIMS = ("id", "customId", "title", "containerTags", "type", "url", "metadata")
+_DOCUMENT_MARKS = {"status", "title", "type", "url", "customId", "summary"}
 _MEMORY_CLAIMS = (
     "version",
     "parentMemoryId",
@@ -44,6 +48,17 @@ _MEMORY_CLAIMS = (
 
 
 def _memory(item: Any, document: dict[str, Any]) -> SourceRecord | SkippedRecord:
+    if (
+        not document
+        and isinstance(item, dict)
+        and not ({"memory", "content"} & set(item))
+        and _DOCUMENT_MARKS & set(item)
+        and (document_id := identifier(item.get("id"))) is not None
+    ):
+        # A document of the documents list: its memories are not in this answer.
+        return SkippedRecord(
+            SYSTEM, document_id, "The documents list holds no memory text for this document."
+        )
     if not isinstance(item, dict) or "id" not in item or not ({"memory", "content"} & set(item)):
         raise not_the_system(SYSTEM, "a memory is an object with an id and a memory")
     memory_id = identifier(item.get("id"))
