@@ -25,6 +25,7 @@ A dry run reads the file the same way and reports what each record would become.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -37,7 +38,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from memories.canonical.content import clean_content, content_hash
-from memories.entities.given import GivenEntity, given_leniently
+from memories.entities.given import MAX_GIVEN_ENTITIES, GivenEntity, given_leniently
 from memories.entities.mentions import MentionWrite, mentions_written
 from memories.models import (
     ImportedMemory,
@@ -49,6 +50,7 @@ from memories.models import (
     authenticated_author_kind,
 )
 from memories.portability import format as fmt
+from memories.portability.guard import MAX_LINKS
 from memories.portability.imported import (
     MemoryWrite,
     held_by_text,
@@ -71,6 +73,10 @@ from zeromemory.core.text import unstorable
 
 BATCH = 256  # records per transaction (their embeddings are computed in one call of the model)
 REPORT_ROWS = 1000  # per-record lines a report lists (its counts cover every record)
+# What one record's provenance claims may hold: a source's data shared by many records (a note's
+# metadata, a document, an edge's episodes) is not copied without bound into each of them.
+MAX_CLAIMS_CHARS = 64 * 1024  # the claims serialized as JSON
+MAX_TAGS = MAX_GIVEN_ENTITIES
 
 # The source's word for a relation → our link type; any other word relates_to (docs/import.md).
 LINK_TYPES: dict[str, str] = {
@@ -163,6 +169,27 @@ def _reader(system: str) -> Callable[[SourceInput], Iterator[SourceRecord | Skip
     return reader
 
 
+def claims_size(record: SourceRecord) -> int:
+    """The characters of the record's claims as its provenance row stores them (JSON)."""
+    return len(json.dumps(_claims(record), ensure_ascii=False, default=str))
+
+
+def _over_limits(record: SourceRecord) -> str:
+    """Why the record is too large to import (\"\" when it is not): the archive path's limits
+    on links, entities and tags, and MAX_CLAIMS_CHARS on what its provenance keeps."""
+    if len(record.relations) > MAX_LINKS:
+        return _("More than %(n)d relations.") % {"n": MAX_LINKS}
+    if len(record.entities) > MAX_GIVEN_ENTITIES:
+        return _("More than %(n)d entities.") % {"n": MAX_GIVEN_ENTITIES}
+    if len(record.tags) > MAX_TAGS:
+        return _("More than %(n)d tags.") % {"n": MAX_TAGS}
+    if claims_size(record) > MAX_CLAIMS_CHARS:
+        return _("What the source says of it (ids, metadata, history) passes %(n)d characters.") % {
+            "n": MAX_CLAIMS_CHARS
+        }
+    return ""
+
+
 def _records(system: str, source: SourceInput) -> Iterator[SourceRecord | SkippedRecord]:
     if not isinstance(source, Path):
         source.seek(0)
@@ -170,6 +197,9 @@ def _records(system: str, source: SourceInput) -> Iterator[SourceRecord | Skippe
         for record in _reader(system)(source):
             if isinstance(record, SourceRecord) and unstorable(record.content):
                 raise BadSource("body", _("A record holds a NUL character or a lone surrogate."))
+            if isinstance(record, SourceRecord) and (why := _over_limits(record)):
+                yield SkippedRecord(record.system, record.source_id, why)
+                continue
             yield record
     except (UnicodeDecodeError, RecursionError) as exc:
         raise BadSource("body", _("The file cannot be read: %(e)s") % {"e": exc}) from None
@@ -182,7 +212,8 @@ def source_checked(*, system: str, source: SourceInput, budget: int | None = Non
     for record in _records(system, source):
         count += 1
         if isinstance(record, SourceRecord):
-            characters += len(record.content)
+            # The claims are stored too: they count against the budget as the text does.
+            characters += len(record.content) + claims_size(record)
     if budget is not None and characters > budget:
         raise BadSource(
             "body",

