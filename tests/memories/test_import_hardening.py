@@ -67,3 +67,21 @@ def test_claims_count_against_the_request_budget(tenancy, writer):
         response = post(writer, tenancy.team.public_id, "mem0", body)
     assert response.status_code == 400, response.json()
     assert not Memory.objects.exists() and not ImportedMemory.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        {"id": "a\u0000b", "memory": "hi"},
+        {"id": "a", "memory": "hi", "metadata": {"k\u0000": "v"}},
+        {"id": "a", "memory": "hi", "metadata": {"k": ["v\u0000"]}},
+    ],
+)
+def test_a_nul_anywhere_in_a_record_refuses_the_file_before_anything_is_written(
+    tenancy, writer, item
+):
+    good = [mem0_item(f"g{i}", f"Runbook step {i} restarts worker pool {i}.") for i in range(3)]
+    response = post(writer, tenancy.team.public_id, "mem0", {"results": [*good, item]})
+    assert response.status_code == 400, response.content[:300]
+    assert response.json()["error"]["details"]["body"]
+    assert not Memory.objects.exists() and not ImportedMemory.objects.exists()

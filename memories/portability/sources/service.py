@@ -50,7 +50,7 @@ from memories.models import (
     authenticated_author_kind,
 )
 from memories.portability import format as fmt
-from memories.portability.guard import MAX_LINKS
+from memories.portability.guard import MAX_LINKS, refuse_unstorable
 from memories.portability.imported import (
     MemoryWrite,
     held_by_text,
@@ -69,7 +69,6 @@ from scopes.models import Scope
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import DomainError
 from zeromemory.core.secrets import redact_secrets, refuse_secrets
-from zeromemory.core.text import unstorable
 
 BATCH = 256  # records per transaction (their embeddings are computed in one call of the model)
 REPORT_ROWS = 1000  # per-record lines a report lists (its counts cover every record)
@@ -190,12 +189,32 @@ def _over_limits(record: SourceRecord) -> str:
     return ""
 
 
+def _unstorable_record(record: SourceRecord) -> bool:
+    """Whether any text of the record (its id, text, tags, entities, relations, what the source
+    said of it, keys too) holds what PostgreSQL cannot store: a NUL or a lone surrogate."""
+    fields = {
+        "id": record.source_id,
+        "content": record.content,
+        "kind": record.kind,
+        "tags": list(record.tags),
+        "entities": [[e.name, e.kind] for e in record.entities],
+        "relations": [[r.type, r.target] for r in record.relations],
+        "attributes": record.attributes,
+    }
+    try:
+        # The archive's check: every string of a parsed file, the keys of objects too.
+        refuse_unstorable(fields)
+    except ValueError:
+        return True
+    return False
+
+
 def _records(system: str, source: SourceInput) -> Iterator[SourceRecord | SkippedRecord]:
     if not isinstance(source, Path):
         source.seek(0)
     try:
         for record in _reader(system)(source):
-            if isinstance(record, SourceRecord) and unstorable(record.content):
+            if isinstance(record, SourceRecord) and _unstorable_record(record):
                 raise BadSource("body", _("A record holds a NUL character or a lone surrogate."))
             if isinstance(record, SourceRecord) and (why := _over_limits(record)):
                 yield SkippedRecord(record.system, record.source_id, why)
