@@ -4,12 +4,16 @@ twice in one file, and what a refusal says."""
 
 from __future__ import annotations
 
+import io
 import json
+import zipfile
 
 import pytest
 from django.test import override_settings
 
 from memories.models import ImportedMemory, Memory, Provenance
+from tests.memories.graphiti_support import dump
+from tests.memories.graphiti_support import graph as graph_of
 
 AWS_KEY = "AKIA" + "QWERTYUIOPASDFGH"
 
@@ -85,3 +89,35 @@ def test_a_nul_anywhere_in_a_record_refuses_the_file_before_anything_is_written(
     assert response.status_code == 400, response.content[:300]
     assert response.json()["error"]["details"]["body"]
     assert not Memory.objects.exists() and not ImportedMemory.objects.exists()
+
+
+EXTREME = "9999-12-31T23:59:59-23:59"  # after datetime.max once in UTC
+
+
+def zipped(files: dict[str, str]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in files.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+def test_a_time_out_of_utcs_range_is_read_as_absent(tenancy, writer):
+    """mem0 (and Letta, supermemory: the same reading of times), basic-memory and Graphiti."""
+    scope = tenancy.team.public_id
+    mem0 = {"results": [mem0_item("a", "Deploys run on Tuesdays.", created_at=EXTREME)]}
+    answer = post(writer, scope, "mem0", mem0).json()
+    assert answer["written"] == 1, answer
+    note = f"---\ntitle: Deploys\ncreated: '{EXTREME}'\n---\n- [fact] Backups run nightly.\n"
+    response = writer.post(
+        f"/api/v1/scopes/{scope}/import-from/basic-memory",
+        zipped({"deploys.md": note}),
+        content_type="application/zip",
+    )
+    assert response.status_code == 200 and response.json()["written"] == 1, response.json()
+    graph = json.loads(dump(graph_of()))
+    for section in ("episodes", "nodes", "edges"):
+        for item in graph[section]:
+            item["created_at"] = EXTREME
+    answer = post(writer, scope, "graphiti", graph).json()
+    assert answer["written"] >= 1, answer
