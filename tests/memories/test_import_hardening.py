@@ -121,3 +121,21 @@ def test_a_time_out_of_utcs_range_is_read_as_absent(tenancy, writer):
             item["created_at"] = EXTREME
     answer = post(writer, scope, "graphiti", graph).json()
     assert answer["written"] >= 1, answer
+
+
+def test_a_secret_in_a_metadata_key_is_refused_and_the_reason_does_not_repeat_the_key(
+    tenancy, writer
+):
+    scope = tenancy.team.public_id
+    body = {
+        "results": [
+            mem0_item("k", "Deploys run on Tuesdays.", metadata={AWS_KEY: "v"}),
+            mem0_item("n", "Backups run nightly.", metadata={f"a {AWS_KEY}": {"x": "y"}}),
+        ]
+    }
+    answer = post(writer, scope, "mem0", body).json()
+    assert (answer["written"], answer["refused"]) == (0, 2), answer
+    for outcome in answer["outcomes"]:
+        assert outcome["reason"].startswith("source.attributes:"), outcome
+        assert "AKIA" not in outcome["reason"]
+    assert not Provenance.objects.filter(claims__icontains=AWS_KEY).exists()

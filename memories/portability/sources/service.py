@@ -254,15 +254,18 @@ def _bounded(value: datetime | None, now: datetime) -> datetime | None:
     return min(max(value, EARLIEST), now)
 
 
-def _flat_texts(value: Any, where: str, into: dict[str, str | None]) -> None:
+def _flat_texts(value: Any, label: str, into: dict[str, str | None]) -> None:
+    """Every string of `value`, the keys of its objects too, under `label` (a fixed name this
+    code gives: the file's keys never name a field, so a refusal does not repeat them)."""
     if isinstance(value, str):
-        into[where] = value
+        into[f"{label}#{len(into)}"] = value
     elif isinstance(value, dict):
         for key, item in value.items():
-            _flat_texts(item, f"{where}.{key}", into)
+            _flat_texts(str(key), label, into)
+            _flat_texts(item, label, into)
     elif isinstance(value, list | tuple):
-        for index, item in enumerate(value):
-            _flat_texts(item, f"{where}[{index}]", into)
+        for item in value:
+            _flat_texts(item, label, into)
 
 
 def _claims(record: SourceRecord) -> dict[str, Any]:
@@ -301,11 +304,13 @@ def _held(record: SourceRecord, *, kinds: set[str], now: datetime) -> _Held | Re
         return RecordOutcome(record.source_id, SKIP, exc.message)
     claims = _claims(record)
     texts: dict[str, str | None] = {"content": content}
-    _flat_texts({k: v for k, v in claims.items() if k != "system"}, "source", texts)
+    for name, claim in claims.items():
+        if name != "system":
+            _flat_texts(claim, f"source.{name}", texts)
     try:
         refuse_secrets(texts)
     except DomainError as exc:
-        where = getattr(exc, "field", "")
+        where = getattr(exc, "field", "").split("#")[0]
         return RecordOutcome(record.source_id, REFUSE, f"{where}: {exc.message}")
     start = _bounded(record.valid_from or record.created_at, now) or now
     # An end the source puts in the future has not come: the memory is valid now (the
