@@ -139,3 +139,38 @@ def test_a_secret_in_a_metadata_key_is_refused_and_the_reason_does_not_repeat_th
         assert outcome["reason"].startswith("source.attributes:"), outcome
         assert "AKIA" not in outcome["reason"]
     assert not Provenance.objects.filter(claims__icontains=AWS_KEY).exists()
+
+
+def test_a_record_twice_in_one_file_refuses_the_file(tenancy, writer):
+    scope = tenancy.team.public_id
+    # mem0: a memory whose id is another's history row id ("a#1" is row 1 of "a").
+    history = [
+        {"id": 1, "event": "ADD", "created_at": "2025-01-01T00:00:00+00:00"},
+        {
+            "id": 1,
+            "event": "UPDATE",
+            "old_memory": "Deploys ran on Mondays.",
+            "updated_at": "2025-01-02T00:00:00+00:00",
+        },
+    ]
+    body = {
+        "results": [
+            mem0_item("a", "Deploys run on Tuesdays.", history=history),
+            mem0_item("a#1", "Backups run nightly."),
+        ]
+    }
+    response = post(writer, scope, "mem0", body)
+    assert response.status_code == 400, response.content[:300]
+    assert "twice" in response.json()["error"]["details"]["body"][0]
+    # basic-memory: two notes with the same permalink.
+    notes = {
+        f"{name}.md": f"---\ntitle: {name}\npermalink: same\n---\n- [fact] Backups run nightly.\n"
+        for name in ("one", "two")
+    }
+    response = writer.post(
+        f"/api/v1/scopes/{scope}/import-from/basic-memory",
+        zipped(notes),
+        content_type="application/zip",
+    )
+    assert response.status_code == 400, response.content[:300]
+    assert not Memory.objects.exists() and not ImportedMemory.objects.exists()

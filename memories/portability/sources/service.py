@@ -228,9 +228,19 @@ def source_checked(*, system: str, source: SourceInput, budget: int | None = Non
     """Read the whole file without writing: BadSource if it is not what `system` writes or is
     hostile, or if its text passes `budget` characters (a request's); the records it holds."""
     count = characters = 0
+    keys: set[bytes] = set()  # the records' ledger keys, as short digests (bounded memory)
     for record in _records(system, source):
         count += 1
         if isinstance(record, SourceRecord):
+            key = hashlib.sha256(origin_id(system, record.source_id).encode()).digest()[:16]
+            if key in keys:
+                # Two records under one ledger key would collide in one batch (a 500) or be
+                # lost across batches (the second read as already imported).
+                shown, _found = redact_secrets(record.source_id[:200])
+                raise BadSource(
+                    "body", _("The record %(id)s appears twice in the file.") % {"id": shown}
+                )
+            keys.add(key)
             # The claims are stored too: they count against the budget as the text does.
             characters += len(record.content) + claims_size(record)
     if budget is not None and characters > budget:
