@@ -174,3 +174,15 @@ def test_a_record_twice_in_one_file_refuses_the_file(tenancy, writer):
     )
     assert response.status_code == 400, response.content[:300]
     assert not Memory.objects.exists() and not ImportedMemory.objects.exists()
+
+
+def test_a_zipped_folder_over_the_requests_limit_is_refused(tenancy, writer):
+    note = "---\ntitle: Deploys\n---\n- [fact] Backups run nightly.\n\n" + "z " * 4000
+    with override_settings(IMPORT_MAX_REQUEST_BYTES=4096):
+        response = writer.post(
+            f"/api/v1/scopes/{tenancy.team.public_id}/import-from/basic-memory",
+            zipped({"deploys.md": note}),
+            content_type="application/zip",
+        )
+    assert response.status_code == 400, response.content[:300]
+    assert not Memory.objects.exists()

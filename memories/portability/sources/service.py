@@ -64,7 +64,7 @@ from memories.portability.sources.records import (
     SkippedRecord,
     SourceRecord,
 )
-from memories.portability.sources.registry import READERS, SourceInput
+from memories.portability.sources.registry import READERS, Reader, SourceInput
 from scopes.models import Scope
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import DomainError
@@ -157,7 +157,7 @@ def origin_id(system: str, source_id: str) -> str:
     return f"{system[:6]}:{digest}"
 
 
-def _reader(system: str) -> Callable[[SourceInput], Iterator[SourceRecord | SkippedRecord]]:
+def _reader(system: str) -> Reader:
     reader = READERS.get(system)
     if reader is None:
         raise BadSource(
@@ -209,11 +209,13 @@ def _unstorable_record(record: SourceRecord) -> bool:
     return False
 
 
-def _records(system: str, source: SourceInput) -> Iterator[SourceRecord | SkippedRecord]:
+def _records(
+    system: str, source: SourceInput, max_total: int | None = None
+) -> Iterator[SourceRecord | SkippedRecord]:
     if not isinstance(source, Path):
         source.seek(0)
     try:
-        for record in _reader(system)(source):
+        for record in _reader(system)(source, max_total):
             if isinstance(record, SourceRecord) and _unstorable_record(record):
                 raise BadSource("body", _("A record holds a NUL character or a lone surrogate."))
             if isinstance(record, SourceRecord) and (why := _over_limits(record)):
@@ -224,12 +226,19 @@ def _records(system: str, source: SourceInput) -> Iterator[SourceRecord | Skippe
         raise BadSource("body", _("The file cannot be read: %(e)s") % {"e": exc}) from None
 
 
-def source_checked(*, system: str, source: SourceInput, budget: int | None = None) -> int:
+def source_checked(
+    *,
+    system: str,
+    source: SourceInput,
+    budget: int | None = None,
+    max_total: int | None = None,
+) -> int:
     """Read the whole file without writing: BadSource if it is not what `system` writes or is
-    hostile, or if its text passes `budget` characters (a request's); the records it holds."""
+    hostile, or if its text passes `budget` characters (a request's); the records it holds.
+    `max_total`: the most bytes a zipped folder's files may hold (a request's limit)."""
     count = characters = 0
     keys: set[bytes] = set()  # the records' ledger keys, as short digests (bounded memory)
-    for record in _records(system, source):
+    for record in _records(system, source, max_total):
         count += 1
         if isinstance(record, SourceRecord):
             key = hashlib.sha256(origin_id(system, record.source_id).encode()).digest()[:16]
@@ -543,15 +552,18 @@ def source_import(
     source: SourceInput,
     dry_run: bool = False,
     budget: int | None = None,
+    max_total: int | None = None,
     progress: Callable[[SourceImportReport], None] | None = None,
 ) -> SourceImportReport:
     """Import `system`'s file (an open seekable binary file, or a folder's path) into `scope`
     (which `actor` may write), or with `dry_run` report what it would do; BadSource before
     anything is written when the file is not what `system` writes. `budget`: the most
-    characters one request may embed (None for the command). `progress` is called after each
+    characters one request may embed (None for the command); `max_total`, the most bytes a zipped
+    folder may hold uncompressed (a request's `ZM_IMPORT_MAX_REQUEST_BYTES`; None for the
+    command's `ZM_IMPORT_MAX_TOTAL_BYTES`). `progress` is called after each
     batch with the report so far."""
     report = SourceImportReport(system=system, dry_run=dry_run)
-    source_checked(system=system, source=source, budget=budget)
+    source_checked(system=system, source=source, budget=budget, max_total=max_total)
     kinds = set(MemoryKind.objects.values_list("slug", flat=True))
     links = _Links()
     seen: set[int] = set()
@@ -583,7 +595,7 @@ def source_import(
         batch.clear()
 
     try:
-        for record in _records(system, source):
+        for record in _records(system, source, max_total):
             report.records += 1
             if isinstance(record, SkippedRecord):
                 report.note(RecordOutcome(record.source_id, SKIP, record.reason))
