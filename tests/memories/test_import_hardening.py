@@ -186,3 +186,11 @@ def test_a_zipped_folder_over_the_requests_limit_is_refused(tenancy, writer):
         )
     assert response.status_code == 400, response.content[:300]
     assert not Memory.objects.exists()
+
+
+def test_a_file_that_is_not_json_is_refused_without_repeating_its_bytes(tenancy, writer):
+    data = b'{"results": [{"id": "a", "memory": "hi"} @MARKER-TEXT-OF-THE-FILE and more'
+    response = post(writer, tenancy.team.public_id, "mem0", data)
+    assert response.status_code == 400
+    assert b"MARKER-TEXT" not in response.content, response.content
+    assert "not valid JSON" in response.json()["error"]["details"]["body"][0]

@@ -57,8 +57,11 @@ def json_items(
                 yield place, builder.value
                 builder = None
     except (ijson.JSONError, UnicodeDecodeError) as exc:
+        # yajl quotes the file's bytes around the error on its next lines: only the first line,
+        # what the error is, is answered (the file's text is not repeated back).
+        reason = str(exc).splitlines()[0][:200] if str(exc) else ""
         raise BadSource(
-            "body", _("The file is not valid JSON in UTF-8: %(e)s") % {"e": exc}
+            "body", _("The file is not valid JSON in UTF-8: %(e)s") % {"e": reason}
         ) from None
 
 
