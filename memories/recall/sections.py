@@ -34,32 +34,34 @@ from memories.recall.statement import (
 )
 
 # {valid}, {content} and {now}: the memory's state, text and the instant, now or `as_of`'s.
-# Each section is read per scope and kind (`memory_kind_recent`: the first `limit` rows of each
-# pair, in the index's order) and merged: the first `limit` by (created_at, id) of the merged
-# lists are those of the whole set, however many rows the scopes hold. One sort of every matching
-# row of the scopes grew with them (the open loops have no time bound).
-_LOOP_SECTION = """
-(SELECT '{section}', m.id, m.public_id, m.kind_id, s.public_id, {content}, {age} AS age_days,
+# The recent decisions are bounded by their days (`memory_kind_recent`'s range). The open loops
+# have no time bound: they are read per scope and kind, the first `limit` of each pair in the
+# index's order, and merged; the first `limit` by (created_at, id) of the merged lists are those
+# of the whole set. Sorting every open loop of the scopes grew with them.
+_LOOPS = """
+(SELECT 'recent', m.id, m.public_id, m.kind_id, s.public_id, {content}, {age} AS age_days,
+        {stale}
+ FROM memories_memory m JOIN scopes_scope s ON s.id = m.scope_id
+ JOIN memories_memorykind k ON k.slug = m.kind_id
+ WHERE {valid} AND m.scope_id = ANY({scopes})
+   AND m.kind_id = ANY(%s::text[]) AND m.created_at >= {now} - make_interval(days => %s)
+ ORDER BY m.created_at DESC, m.id DESC
+ LIMIT %s)
+UNION ALL
+(SELECT 'open_loops', m.id, m.public_id, m.kind_id, s.public_id, {content}, {age} AS age_days,
         {stale}
  FROM unnest({scopes}) AS sel(scope_id) CROSS JOIN unnest(%s::text[]) AS kin(kind_id)
  CROSS JOIN LATERAL (
     SELECT m.* FROM memories_memory m
-    WHERE {valid} AND m.scope_id = sel.scope_id AND m.kind_id = kin.kind_id{since}
-    ORDER BY m.created_at {order}, m.id {order}
+    WHERE {valid} AND m.scope_id = sel.scope_id AND m.kind_id = kin.kind_id
+    ORDER BY m.created_at ASC, m.id ASC
     LIMIT %s
  ) m
  JOIN scopes_scope s ON s.id = m.scope_id
  JOIN memories_memorykind k ON k.slug = m.kind_id
- ORDER BY m.created_at {order}, m.id {order}
+ ORDER BY m.created_at ASC, m.id ASC
  LIMIT %s)
 """
-_LOOPS = (
-    _LOOP_SECTION.replace("{section}", "recent")
-    .replace("{since}", " AND m.created_at >= {now} - make_interval(days => %s)")
-    .replace("{order}", "DESC")
-    + "UNION ALL"
-    + _LOOP_SECTION.replace("{section}", "open_loops").replace("{since}", "").replace("{order}", "ASC")
-)
 
 _IMPORTANT = """
 SELECT m.id, m.public_id, m.kind_id, s.public_id, {content}, a.age_days,
@@ -143,7 +145,6 @@ def loop_rows(
     params = [
         list(RECENT_KINDS),
         RECENT_DAYS,
-        limit,
         limit,
         list(OPEN_LOOP_KINDS),
         limit,
