@@ -65,7 +65,7 @@ UNION ALL
 
 _IMPORTANT = """
 SELECT m.id, m.public_id, m.kind_id, s.public_id, {content}, a.age_days,
-       {decay} * (1 + %(factor)s * ln(1 + m.recall_count)) AS score, {stale}
+       {score} AS score, {stale}
 FROM memories_memory m
 JOIN memories_memorykind k ON k.slug = m.kind_id
 JOIN scopes_scope s ON s.id = m.scope_id
@@ -90,33 +90,43 @@ LIMIT %(limit)s
 # already holds whenever the bound's ties matter.
 _CANDIDATES = """
  AND m.id IN (
-    SELECT c.id FROM memories_memorykind kc CROSS JOIN LATERAL (
-        (SELECT m.id FROM unnest({scopes}) sel(scope_id) CROSS JOIN LATERAL (
-            SELECT m.id FROM memories_memory m
-            WHERE m.valid AND m.kind_id = kc.slug AND m.scope_id = sel.scope_id
-              AND m.created_at >= now()
-            ORDER BY m.id DESC LIMIT %(limit)s) m
-         ORDER BY m.id DESC LIMIT %(limit)s)
-        UNION ALL
-        (SELECT m.id FROM unnest({scopes}) sel(scope_id) CROSS JOIN LATERAL (
-            SELECT m.id, m.created_at FROM memories_memory m
-            WHERE m.valid AND m.kind_id = kc.slug AND m.scope_id = sel.scope_id
-              AND m.created_at <= now()
-            ORDER BY m.created_at DESC, m.id DESC LIMIT %(limit)s) m
-         ORDER BY m.created_at DESC, m.id DESC LIMIT %(limit)s)
-        UNION ALL
-        (SELECT m.id FROM unnest({scopes}) sel(scope_id) CROSS JOIN LATERAL (
-            SELECT m.id FROM memories_memory m
-            WHERE m.valid AND m.kind_id = kc.slug AND m.scope_id = sel.scope_id
-              AND m.created_at < now() + interval '1 day' - make_interval(
-                  days => least({half_lives} * greatest(kc.half_life_days, 1), 2400000))
-            ORDER BY m.id DESC LIMIT %(limit)s) m
-         ORDER BY m.id DESC LIMIT %(limit)s)
-    ) c
-    UNION
-    SELECT m.id FROM memories_memory m
-    WHERE m.valid AND m.recall_count > 0 AND m.scope_id = ANY({scopes})
+    SELECT m.id FROM (
+        SELECT c.* FROM memories_memorykind kc CROSS JOIN LATERAL (
+            (SELECT m.* FROM unnest({scopes}) sel(scope_id) CROSS JOIN LATERAL (
+                SELECT {columns} FROM memories_memory m
+                WHERE m.valid AND m.kind_id = kc.slug AND m.scope_id = sel.scope_id
+                  AND m.created_at >= now()
+                ORDER BY m.id DESC LIMIT %(limit)s) m
+             ORDER BY m.id DESC LIMIT %(limit)s)
+            UNION ALL
+            (SELECT m.* FROM unnest({scopes}) sel(scope_id) CROSS JOIN LATERAL (
+                SELECT {columns} FROM memories_memory m
+                WHERE m.valid AND m.kind_id = kc.slug AND m.scope_id = sel.scope_id
+                  AND m.created_at <= now()
+                ORDER BY m.created_at DESC, m.id DESC LIMIT %(limit)s) m
+             ORDER BY m.created_at DESC, m.id DESC LIMIT %(limit)s)
+            UNION ALL
+            (SELECT m.* FROM unnest({scopes}) sel(scope_id) CROSS JOIN LATERAL (
+                SELECT {columns} FROM memories_memory m
+                WHERE m.valid AND m.kind_id = kc.slug AND m.scope_id = sel.scope_id
+                  AND m.created_at < now() + interval '1 day' - make_interval(
+                      days => least({half_lives} * greatest(kc.half_life_days, 1), 2400000))
+                ORDER BY m.id DESC LIMIT %(limit)s) m
+             ORDER BY m.id DESC LIMIT %(limit)s)
+        ) c
+        UNION
+        SELECT {columns} FROM memories_memory m
+        WHERE m.valid AND m.recall_count > 0 AND m.scope_id = ANY({scopes})
+    ) m
+    JOIN memories_memorykind k ON k.slug = m.kind_id
+    CROSS JOIN LATERAL (SELECT {age} AS age_days) a
+    ORDER BY {score} DESC, m.id DESC
+    LIMIT %(limit)s
  )"""
+# What the candidates carry: the columns of the score, so that only the first `limit` of them
+# are read again whole.
+_CANDIDATE_COLUMNS = "m.id, m.kind_id, m.created_at, m.recall_count"
+_SCORE = "{decay} * (1 + %(factor)s * ln(1 + m.recall_count))"
 
 
 def _at(as_of: datetime | None) -> dict[str, str]:
@@ -168,12 +178,19 @@ def important_rows(
     fragments = _at(as_of)
     del fragments["now"]
     # At an instant in the past every row is ranked (validity and text are the instant's).
+    score = _SCORE.format(decay=DECAY.format(age="a.age_days"))
     candidates = "" if as_of is not None else _CANDIDATES
     sql = _IMPORTANT.format(
         scopes=selection.array,
-        decay=DECAY.format(age="a.age_days"),
+        score=score,
         stale=STALE,
-        candidates=candidates.format(scopes=selection.array, half_lives=MAX_HALF_LIVES),
+        candidates=candidates.format(
+            scopes=selection.array,
+            columns=_CANDIDATE_COLUMNS,
+            half_lives=MAX_HALF_LIVES,
+            age=fragments["age"],
+            score=score,
+        ),
         **fragments,
     )
     params = {"factor": RECALL_FACTOR, "limit": limit}
