@@ -55,10 +55,14 @@ def start_server(
     data_dir: Path, port: int, log, *, keep_rate_limit: bool = False
 ) -> subprocess.Popen:
     """`manage.py serve` as `make run` starts it, with the rate limit off unless kept (the
-    serving benchmarks keep every default of the product)."""
+    serving benchmarks keep every default of the product) and the query vector cache off."""
     env = dict(os.environ, ZM_DATA_DIR=str(data_dir), ZM_API_RATE="", ZM_LOG_LEVEL="WARNING")
     if keep_rate_limit:
         env.pop("ZM_API_RATE")
+    # The benches cycle through a few hundred questions, so a cached query vector would time a
+    # repeat, not a query: every query runs the model unless the caller's environment says
+    # otherwise (ZM_QUERY_CACHE_ENTRIES=2048 is the product's default).
+    env.setdefault("ZM_QUERY_CACHE_ENTRIES", "0")
     env.pop("DATABASE_URL", None)
     command = [sys.executable, str(ROOT / "manage.py"), "serve", "--port", str(port)]
     server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=log)

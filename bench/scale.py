@@ -173,13 +173,14 @@ def export_rate(port: int, token: str, scope: str) -> tuple[float, int]:
 
 
 def hygiene_scan(api: Api, scope: str, calls: int) -> dict:
-    """An admin's scan of one scope on request: each call compares one slice of subjects (the
-    first 500 changed since the last finished scan, the same ones again on each call) against
-    the whole scope."""
+    """An admin's scan of one scope on request, as a client loops over `more`: each call
+    compares the next share of subjects (500 changed since the last finished scan, after the
+    previous answer's next_cursor) against the whole scope."""
     slices, answer = [], {}
     for _ in range(calls):
+        body = {"cursor": answer["next_cursor"]} if answer.get("next_cursor") else None
         started = time.perf_counter()
-        status, answer = api.call("POST", f"/api/v1/scopes/{scope}/hygiene-scan")
+        status, answer = api.call("POST", f"/api/v1/scopes/{scope}/hygiene-scan", body)
         slices.append((time.perf_counter() - started) * 1000)
         assert status == 200, answer
     return {"slices": slices, "subjects": answer["subjects"], "pairs": answer["pairs_found"]}

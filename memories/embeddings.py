@@ -13,7 +13,8 @@ import json
 import os
 import sys
 import threading
-from collections import deque
+from array import array
+from collections import OrderedDict, deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -249,8 +250,51 @@ def _passes(order: list[int], texts: list[str]) -> Iterator[list[int]]:
         yield chunk
 
 
+class QueryVectors:
+    """The vectors of the last queries this process embedded, by their exact text (a bounded
+    LRU). An agent asks the same question again (each session's opening recall, a retry, a
+    dashboard search paged through), and its vector is the model's answer for that string, so
+    the second time costs no forward pass. The key is the string exactly as it arrived: no
+    trimming or case folding, so the cached vector is the one the model gives that string."""
+
+    def __init__(self, entries: int) -> None:
+        self.entries = entries
+        # array("d"): 8 bytes a number (a tuple of floats takes 32), the same doubles back.
+        self._vectors: OrderedDict[str, array] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, text: str) -> list[float] | None:
+        with self._lock:
+            found = self._vectors.get(text)
+            if found is not None:
+                self._vectors.move_to_end(text)
+        return None if found is None else found.tolist()
+
+    def put(self, text: str, vector: list[float]) -> None:
+        with self._lock:
+            self._vectors[text] = array("d", vector)
+            self._vectors.move_to_end(text)
+            while len(self._vectors) > self.entries:
+                self._vectors.popitem(last=False)
+
+
+@cache
+def query_vectors() -> QueryVectors:
+    """This process's query vectors (ZM_QUERY_CACHE_ENTRIES of them: 2,048 queries of at most
+    4,000 characters, recall's limit, hold about 6 MB of vectors and 8 MB of text)."""
+    return QueryVectors(settings.QUERY_CACHE_ENTRIES)
+
+
 def embed_query(text: str) -> list[float]:
-    return embed_texts([text])[0]
+    """The query's vector: the cached one when this process embedded the same string lately."""
+    cached = query_vectors()
+    if not cached.entries:
+        return embed_texts([text])[0]
+    vector = cached.get(text)
+    if vector is None:
+        vector = embed_texts([text])[0]
+        cached.put(text, vector)
+    return vector
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,8 @@ EMBEDDING_PRECISION = env_str("ZM_EMBEDDING_PRECISION", "auto")
 if EMBEDDING_PRECISION not in ("auto", "fp32", "bf16"):
     raise ValueError("ZM_EMBEDDING_PRECISION must be auto, fp32 or bf16")
 NEAR_DUPLICATE_SIMILARITY = 0.92
+# Query vectors kept per process by exact query text (0: every query runs the model).
+QUERY_CACHE_ENTRIES = env_int("ZM_QUERY_CACHE_ENTRIES", 2048, minimum=0)
 # Activity log rows (every recall, context, briefing and remember) older than this are pruned daily.
 ACTIVITY_RETENTION_DAYS = env_int("ZM_ACTIVITY_RETENTION_DAYS", 90, minimum=1)
 

@@ -29,6 +29,10 @@ WORKER_THREADS = env_int("ZM_WORKER_THREADS", 1, minimum=1)
 # A hygiene scan run stops after this many seconds (at the end of a slice) and the next run goes
 # on: kept well inside the task timeout.
 HYGIENE_SCAN_SECONDS = env_int("ZM_HYGIENE_SCAN_SECONDS", max(1, Q_TIMEOUT // 2), minimum=1)
+# Subjects one request's scan of a scope compares (POST /api/v1/scopes/{id}/hygiene-scan, the
+# scan_hygiene tool): it runs inside the request, so its share is far smaller than a scheduled
+# slice; the answer's next_cursor goes on from there.
+HYGIENE_SCOPE_SCAN_SUBJECTS = env_int("ZM_HYGIENE_SCOPE_SCAN_SUBJECTS", 500, minimum=1)
 Q_CLUSTER: dict[str, object] = {
     "name": "zeromemory",
     "workers": Q_WORKERS,

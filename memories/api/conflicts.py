@@ -145,11 +145,21 @@ class ConflictBulkResolveView(APIView):
 
 
 class ScopeHygieneScanView(APIView):
+    @extend_schema_serializer(component_name="ScopeHygieneScan")
+    class Input(StrictSerializer):
+        cursor = StrictCharField(required=False, max_length=40)  # next_cursor of the last answer
+
     @extend_schema(
-        request=None,
+        request=Input,
         responses=ScopeScanOut,
         summary="Scan one scope for duplicates and contradictions now (admins)",
     )
     def post(self, request, scope_id: str):
-        scope = access.administrable_scope(actor_for_request(request), scope_id)
-        return render(ScopeScanOut.of(scope.public_id, service.scope_scan_now(scope=scope)))
+        actor = actor_for_request(request)
+        scope = access.administrable_scope(actor, scope_id)
+        body = self.Input(data=request.data)
+        body.is_valid(raise_exception=True)
+        scanned = service.scope_scan_now(
+            actor=actor, scope=scope, cursor=body.validated_data.get("cursor")
+        )
+        return render(ScopeScanOut.of(scope.public_id, scanned))

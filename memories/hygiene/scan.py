@@ -254,33 +254,39 @@ def scan_due(*, now=None) -> bool:
 @dataclass(frozen=True)
 class ScopeScan:
     subjects: int
-    more: bool  # subjects past the slice, left to the schedule's scans
+    more: bool  # subjects past this share, for the next request (or the schedule's scans)
     pairs_found: int
     pairs_new: int
+    last_subject: str | None = None  # the public id of the share's last subject, when `more`
 
 
-# Subjects of one scope's scan on request: it runs inside a web request, so it takes a smaller
-# share than a scheduled slice (and the exact comparison only for scopes up to 50 times that).
-SCOPE_SLICE = 500
-
-
-def scope_scan(*, scope_id: int, slice_size: int = SCOPE_SLICE, batch: int = BATCH) -> ScopeScan:
+def scope_scan(
+    *, scope_id: int, slice_size: int, after_id: int = 0, batch: int = BATCH
+) -> ScopeScan:
     """One scope's scan now (an admin's request): its memories changed since the last finished
-    scan began (every one, before any scan), up to `slice_size` of them, against their
-    neighbours in the scope; the pairs not seen before are queued for the judge. The schedule's
-    scan records are left as they are: it meets the same subjects again and skips their pairs."""
+    scan began (every one, before any scan), the first `slice_size` of them in id order past
+    `after_id` (where the previous request's share ended), against their neighbours in the
+    scope; the pairs not seen before are queued for the judge. The schedule's scan records are
+    left as they are: it meets the same subjects again and skips their pairs."""
     last = HygieneScan.objects.filter(finished_at__isnull=False).order_by("-started_at").first()
-    subjects = _comparable().filter(scope_id=scope_id)
+    subjects = _comparable().filter(scope_id=scope_id, id__gt=after_id)
     if last is not None:
         subjects = subjects.filter(updated_at__gte=last.started_at)
-    ids = list(subjects.order_by("id").values_list("id", flat=True)[: slice_size + 1])
-    more, ids = len(ids) > slice_size, ids[:slice_size]
-    if not ids:
+    found_rows = list(subjects.order_by("id").values_list("id", "public_id")[: slice_size + 1])
+    more, found_rows = len(found_rows) > slice_size, found_rows[:slice_size]
+    if not found_rows:
         return ScopeScan(subjects=0, more=False, pairs_found=0, pairs_new=0)
+    ids = [pk for pk, _ in found_rows]
     if len(ids) * EXACT_SHARE >= _comparable().filter(scope_id=scope_id).count():
         found = [exact_pairs(scope_id, ids)]
     else:
         found = (neighbour_pairs(ids[start : start + batch]) for start in range(0, len(ids), batch))
     pairs = {(pair.a, pair.b): pair for group in found for pair in group}
     new = queue_pairs(list(pairs.values()))
-    return ScopeScan(subjects=len(ids), more=more, pairs_found=len(pairs), pairs_new=new)
+    return ScopeScan(
+        subjects=len(ids),
+        more=more,
+        pairs_found=len(pairs),
+        pairs_new=new,
+        last_subject=found_rows[-1][1] if more else None,
+    )

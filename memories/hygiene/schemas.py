@@ -115,7 +115,8 @@ class ScopeScanOut(BaseModel):
 
     scope: str
     subjects: int  # memories changed since the last finished scan, compared now
-    more: bool  # subjects beyond this scan's share, left to the scheduled scans
+    more: bool  # subjects beyond this scan's share: ask again with next_cursor
+    next_cursor: str | None  # where the next share starts, when `more`; opaque
     pairs_found: int
     pairs_new: int  # queued for the judge
     awaiting_judgement: int  # the scope's pairs waiting for the judge, new or earlier
@@ -130,6 +131,7 @@ class ScopeScanOut(BaseModel):
             scope=scope_id,
             subjects=scan.subjects,
             more=scan.more,
+            next_cursor=scan.last_subject,
             pairs_found=scan.pairs_found,
             pairs_new=scan.pairs_new,
             awaiting_judgement=scanned.awaiting_judgement,

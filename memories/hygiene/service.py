@@ -24,8 +24,9 @@ from datetime import datetime
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
-from memories import spend
+from memories import selectors, spend
 from memories.hygiene import auto_resolution
 from memories.hygiene.judge import SAME_TEXT, Side, Verdict, judge_pairs, same_text
 from memories.hygiene.review import resolve_automatically
@@ -33,6 +34,8 @@ from memories.hygiene.scan import ScopeScan, scope_scan
 from memories.jobs import Job, JobSettings, job_register
 from memories.models import Conflict, ConflictStatus, LlmPath
 from scopes.models import Scope
+from zeromemory.core.actor import Actor
+from zeromemory.core.errors import ValidationFailed
 from zeromemory.core.llm import LLMCallFailed
 
 OVER_BUDGET = "The scope's daily judge token budget is spent; judging resumes tomorrow."
@@ -185,6 +188,26 @@ def conflict_retry(*, conflict: Conflict) -> str | None:
     return JUDGING.retry(row=conflict)
 
 
+def _scan_position(*, actor: Actor, scope: Scope, cursor: str | None) -> int:
+    """The id a share of the scope's scan starts after: 0 without a cursor, else the cursor's
+    memory, which must be one of the scope's that the caller reads (a 400 naming `cursor`
+    otherwise, the same whether the id is malformed, missing or another scope's)."""
+    if not cursor:
+        return 0
+    position = (
+        selectors.readable_memories(actor)
+        .filter(scope=scope, public_id=cursor)
+        .values_list("id", flat=True)
+        .first()
+    )
+    if position is None:
+        raise ValidationFailed(
+            "cursor",
+            _("Not a cursor of this scope's scan: send the next_cursor of its previous answer."),
+        )
+    return position
+
+
 @dataclass(frozen=True)
 class ScopeScanned:
     scan: ScopeScan
@@ -194,10 +217,17 @@ class ScopeScanned:
     over_budget: bool  # judging of the scope waits for the next UTC day
 
 
-def scope_scan_now(*, scope: Scope) -> ScopeScanned:
-    """An admin's scan of one scope now; its new pairs go to the judge when the transaction
-    commits, judged inside the scope's daily judge budget (over it they wait for the next day)."""
-    scan = scope_scan(scope_id=scope.pk)
+def scope_scan_now(*, actor: Actor, scope: Scope, cursor: str | None = None) -> ScopeScanned:
+    """An admin's scan of one scope now, a share of ZM_HYGIENE_SCOPE_SCAN_SUBJECTS subjects
+    after `cursor` (the `next_cursor` of the previous share: its last subject's memory id), so
+    a caller that asks again while `more` compares every changed subject once; its new pairs go
+    to the judge when the transaction commits, judged inside the scope's daily judge budget
+    (over it they wait for the next day)."""
+    scan = scope_scan(
+        scope_id=scope.pk,
+        slice_size=settings.HYGIENE_SCOPE_SCAN_SUBJECTS,
+        after_id=_scan_position(actor=actor, scope=scope, cursor=cursor),
+    )
     if scan.pairs_new:
         transaction.on_commit(sweep_conflicts)
     waiting = Conflict.objects.filter(

@@ -391,6 +391,8 @@ new pairs go to the judge, within the scope's daily judge token budget (past it,
 for the next UTC day). For the scope's admins.
 
 - scope: a scope id from list_scopes.
+- cursor: next_cursor of the previous answer; while more is true, call again with it to compare \
+the next share (each changed memory is compared once).
 
 Returns how many memories were compared, the pairs found and newly queued, the scope's pairs \
 waiting for the judge, and its judge tokens spent today against the budget."""

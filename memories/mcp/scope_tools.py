@@ -85,10 +85,18 @@ async def resolve_conflicts(
     return await run_tool(ctx, work)
 
 
-async def scan_hygiene(ctx: Context, scope: ScopeId) -> Annotated[CallToolResult, ScopeScanOut]:
+async def scan_hygiene(
+    ctx: Context,
+    scope: ScopeId,
+    cursor: Annotated[
+        str | None,
+        Field(max_length=40, description="next_cursor of the previous answer, while more."),
+    ] = None,
+) -> Annotated[CallToolResult, ScopeScanOut]:
     def work(actor: Actor) -> ScopeScanOut:
         found = named("scope", lambda: access.administrable_scope(actor, scope))
-        return ScopeScanOut.of(found.public_id, service.scope_scan_now(scope=found))
+        scanned = service.scope_scan_now(actor=actor, scope=found, cursor=cursor or None)
+        return ScopeScanOut.of(found.public_id, scanned)
 
     return await run_tool(ctx, work)
 

@@ -64,6 +64,30 @@ WHERE EXISTS (
     SELECT 1 FROM jsonb_array_elements(results) AS e WHERE e ->> 'id' IN ({public})
 ) OR pending_recalls && ARRAY({ids})::bigint[]
 """
+# The memory ids recall's steps name (`{"session": {"lifted": [...]}, "expansion": {"added":
+# [...]}, ...}`): each list inside each step loses the erased ones.
+_SCRUB_STEPS = """
+UPDATE memories_activitylog SET steps = (
+    SELECT jsonb_object_agg(o.step, CASE WHEN jsonb_typeof(o.detail) <> 'object' THEN o.detail
+        ELSE (SELECT jsonb_object_agg(i.name, CASE WHEN jsonb_typeof(i.ids) <> 'array' THEN i.ids
+            ELSE COALESCE((
+                SELECT jsonb_agg(e ORDER BY n)
+                FROM jsonb_array_elements(i.ids) WITH ORDINALITY AS r(e, n)
+                WHERE NOT (e #>> '{{}}' IN ({public}))
+            ), '[]'::jsonb) END)
+            FROM jsonb_each(o.detail) AS i(name, ids)) END)
+    FROM jsonb_each(steps) AS o(step, detail)
+)
+WHERE jsonb_typeof(steps) = 'object' AND steps <> '{{}}'::jsonb AND EXISTS (
+    SELECT 1 FROM jsonb_each(steps) AS o(step, detail)
+    CROSS JOIN LATERAL jsonb_each(
+        CASE WHEN jsonb_typeof(o.detail) = 'object' THEN o.detail ELSE '{{}}'::jsonb END
+    ) AS i(name, ids)
+    CROSS JOIN LATERAL jsonb_array_elements(
+        CASE WHEN jsonb_typeof(i.ids) = 'array' THEN i.ids ELSE '[]'::jsonb END
+    ) AS e WHERE e #>> '{{}}' IN ({public})
+)
+"""
 _SCRUB_CHUNKS = """
 UPDATE memories_chunk SET memory_ids = COALESCE((
     SELECT jsonb_agg(e ORDER BY n) FROM jsonb_array_elements(memory_ids) WITH ORDINALITY AS r(e, n)
@@ -98,6 +122,7 @@ def erase_memories(memories: QuerySet[Memory]) -> None:
             _SCRUB_ACTIVITY.format(public=public_sql, ids=ids_sql),
             public_params + ids_params + public_params + ids_params,
         )
+        cursor.execute(_SCRUB_STEPS.format(public=public_sql), public_params * 2)
         cursor.execute(_SCRUB_CHUNKS.format(public=public_sql), public_params * 2)
         cursor.execute(_FORGET_REPLAYS.format(public=public_sql), public_params * 2)
     LogEntry.objects.filter(

@@ -5,7 +5,10 @@ memories/recall/context.py says how the budget is shared.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field, replace
+from functools import cache
 from typing import Any
 
 from memories import embeddings
@@ -28,8 +31,31 @@ ELLIPSIS = "…"
 RECALL_FACTOR = 0.25
 
 
+# Counting is the tokenizer's whole pass over a text (0.1 ms for a chat turn), and a briefing or
+# a context counts every line it shows; the same memories come back in the next call, so the
+# counts of recent lines are kept per process, by their exact text (lines up to
+# COUNT_CACHE_CHARS long: at most about 20 MB of text).
+COUNT_CACHE_ENTRIES = 10_000
+COUNT_CACHE_CHARS = 2_000
+_counts: OrderedDict[str, int] = OrderedDict()
+_counts_lock = threading.Lock()
+
+
 def count_tokens(text: str) -> int:
-    return len(embeddings.tokenizer().encode(text, add_special_tokens=False).ids)
+    """The embedding model's WordPiece tokens in `text` (no [CLS] or [SEP])."""
+    if len(text) > COUNT_CACHE_CHARS:
+        return len(embeddings.tokenizer().encode(text, add_special_tokens=False).ids)
+    with _counts_lock:
+        found = _counts.get(text)
+        if found is not None:
+            _counts.move_to_end(text)
+            return found
+    counted = len(embeddings.tokenizer().encode(text, add_special_tokens=False).ids)
+    with _counts_lock:
+        _counts[text] = counted
+        if len(_counts) > COUNT_CACHE_ENTRIES:
+            _counts.popitem(last=False)
+    return counted
 
 
 def _cut(text: str, tokens: int) -> str:
@@ -260,17 +286,35 @@ def _mark_disputed(sections: list[Section]) -> None:
         ]
 
 
+@cache
+def _lines_add_up() -> bool:
+    """Whether the tokenizer splits at whitespace before anything else (BERT's WordPiece does:
+    whitespace is never a token nor part of one), so a text's count is the sum of its lines'."""
+    from tokenizers import pre_tokenizers
+
+    return isinstance(embeddings.tokenizer().pre_tokenizer, pre_tokenizers.BertPreTokenizer)
+
+
+def _markdown_tokens(title: str, sections: list[Section], markdown: str) -> int:
+    """The markdown's tokens: the sum of its lines' counts, already made, where they add up (a
+    second pass of the tokenizer over the whole answer cost as much as counting its lines);
+    counted again otherwise (another model's tokenizer)."""
+    if not _lines_add_up():
+        return count_tokens(markdown)
+    return count_tokens(f"# {title}") + sum(section.tokens for section in sections)
+
+
 def assemble(*, title: str, topic: str | None, max_tokens: int, sections: list[Section]) -> Context:
     _mark_disputed(sections)
     available = max_tokens - count_tokens(f"# {title}")
     _allot(sections, available)
     markdown = _render(title, sections)
-    total = count_tokens(markdown)
+    total = _markdown_tokens(title, sections, markdown)
     while total > max_tokens:  # a safety net: line counts add up, so this should never run
         section = next(s for s in reversed(sections) if s.rows)
         section.rows.pop()
         markdown = _render(title, sections)
-        total = count_tokens(markdown)
+        total = _markdown_tokens(title, sections, markdown)
     return Context(
         topic=topic, max_tokens=max_tokens, tokens=total, sections=sections, markdown=markdown
     )

@@ -12,11 +12,12 @@ Three sections, each with a share of the token budget:
 
 Tokens are counted with the embedding model's own WordPiece tokenizer (bundled, offline). Every
 line of the markdown is a whole number of tokens and lines are joined by whitespace, which that
-tokenizer never turns into a token, so the markdown's count is the sum of its lines' counts; the
-final markdown is still counted once more, and the budget is never exceeded. A row that does not
-fit whole is cut at a token boundary and marked truncated. Budget a section leaves unused goes
-to the next one, and what is left at the end goes back to the sections that had more to show.
-A memory shows up once, in the first section that has it.
+tokenizer never turns into a token, so the markdown's count is the sum of its lines' counts and
+is taken as that sum (a tokenizer whose counts do not add up that way counts the final markdown
+again); the budget is never exceeded. A row that does not fit whole is cut at a token boundary
+and marked truncated. Budget a section leaves unused goes to the next one, and what is left at
+the end goes back to the sections that had more to show. A memory shows up once, in the first
+section that has it.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """A large batch of embeddings never holds a query behind it: a query asked while one of the
 batch's passes runs is answered beside that pass, not after it; two batches take turns pass by
-pass."""
+pass. A query here is the model's pass of one text (`embed_texts([query])`): `embed_query`
+would answer a repeated query from the process's query vectors without taking a turn."""
 
 from __future__ import annotations
 
@@ -21,13 +22,13 @@ def test_a_query_asked_during_a_batch_pass_is_answered_before_that_pass_ends():
         for _ in range(embeddings.BATCH_SIZE)
     ]
     query = "How do we verify payment webhook signatures?"
-    alone = embeddings.embed_query(query)
+    alone = embeddings.embed_texts([query])[0]
     batch = threading.Thread(target=embeddings.embed_texts, args=(texts,))
     batch.start()
     while batch.is_alive() and not embeddings._turns.batch_running:
         threading.Event().wait(0.005)
     assert embeddings._turns.batch_running, "the batch's pass never started"
-    answer = embeddings.embed_query(query)
+    answer = embeddings.embed_texts([query])[0]
     during = embeddings._turns.batch_running
     batch.join()
     assert during, "the query waited for the batch's pass"
@@ -65,7 +66,7 @@ def test_a_stream_of_queries_does_not_starve_a_batch():
 
     def ask():
         while not done.is_set():
-            answered.append(embeddings.embed_query("Where do the deploy logs go?"))
+            answered.append(embeddings.embed_texts(["Where do the deploy logs go?"])[0])
 
     askers = [threading.Thread(target=ask) for _ in range(3)]
     for asker in askers:
@@ -110,3 +111,26 @@ def test_windows_are_cut_the_same_while_other_threads_embed():
     for thread in embedders:
         thread.join()
     assert not errors and not any(different), (errors[:1], sum(different))
+
+
+def test_a_repeated_query_is_answered_with_the_vector_the_model_gave_it():
+    query = "Which queue retries the nightly export?"
+    first = embeddings.embed_query(query)
+    again = embeddings.embed_query(query)
+    assert again == first
+    assert np.allclose(first, embeddings.embed_texts([query])[0], atol=1e-6)
+    again.append(1.0)  # a caller's copy: the kept vector stays as the model gave it
+    assert embeddings.embed_query(query) == first
+    # The key is the string exactly as sent: a trailing space is another query.
+    spaced = embeddings.embed_query(query + " ")
+    assert np.allclose(spaced, embeddings.embed_texts([query + " "])[0], atol=1e-6)
+
+
+def test_query_vectors_keep_the_most_recently_used():
+    kept = embeddings.QueryVectors(2)
+    kept.put("a", [1.0])
+    kept.put("b", [2.0])
+    assert kept.get("a") == [1.0]  # now the most recent
+    kept.put("c", [3.0])
+    assert kept.get("b") is None
+    assert kept.get("a") == [1.0] and kept.get("c") == [3.0]

@@ -325,6 +325,14 @@ API_ROWS = [
         {"items": [{"conflict_id": "{conflict}", "action": "keep_both"}]},
     ),
     _api("api-scope-hygiene-scan", "post", "scopes/{team}/hygiene-scan", TEAM_ADMIN),
+    _api(
+        "api-scope-hygiene-scan",
+        "post",
+        "scopes/{team}/hygiene-scan",
+        TEAM_ADMIN,
+        {"cursor": "{memory}"},
+        note="the next share, after the cursor's memory",
+    ),
 ]
 
 API_ROWS += [  # move, share, promote and benchmark (issue 38)

@@ -94,6 +94,7 @@ TOOL_ROWS = [
         note="dry run",
     ),
     _tool("scan_hygiene", TOOL_ADMIN, {"scope": "{team}"}),
+    _tool("scan_hygiene", TOOL_ADMIN, {"scope": "{team}", "cursor": "{memory}"}, note="next share"),
     _tool("export_metrics", TOOL_READ, {"scope": "{team}", "days": 7}),
     # Typed links (memories.mcp.link_tools).
     _tool("link", TOOL_WRITE, {"memory_id": "{memory}", "to": "{other}", "type": "example_of"}),

@@ -199,3 +199,92 @@ def test_scan_hygiene_takes_what_changed_since_the_last_finished_scan(pair, tena
     HygieneScan.objects.all().delete()
     first = scan.scope_scan(scope_id=tenancy.team.pk, slice_size=2)
     assert (first.subjects, first.more) == (2, True)
+
+
+def _more_of_the_team(tenancy) -> list[Memory]:
+    """Three memories of the team beside the pair, unlike it and each other: five subjects."""
+    return [
+        write(tenancy.owner, "Frontend components are named in PascalCase.", tenancy.team),
+        write(tenancy.owner, "The release train leaves every second Thursday.", tenancy.team),
+        write(tenancy.owner, "Secrets live in the vault, never in the repository.", tenancy.team),
+    ]
+
+
+def test_scan_hygiene_goes_on_from_next_cursor_until_every_subject_is_compared_once(
+    pair, tenancy, api, settings
+):
+    settings.HYGIENE_SCOPE_SCAN_SUBJECTS = 2  # the share of one request, as an operator sets it
+    subjects = [*pair, *_more_of_the_team(tenancy)]
+    team = tenancy.team.public_id
+    client = api(tenancy.owner)
+    answers, body = [], {}
+    while True:  # a client's loop: ask again with next_cursor while more
+        response = client.post(f"/api/v1/scopes/{team}/hygiene-scan", body, format="json")
+        assert response.status_code == 200, response.content
+        answers.append(response.json())
+        if not answers[-1]["more"]:
+            break
+        assert len(answers) < 10, answers  # it ends
+        body = {"cursor": answers[-1]["next_cursor"]}
+    # ceil(5 / 2) calls, each subject once, each share starting where the last one ended.
+    assert [(a["subjects"], a["more"]) for a in answers] == [(2, True), (2, True), (1, False)]
+    ordered = sorted(subjects, key=lambda memory: memory.pk)
+    assert [a["next_cursor"] for a in answers] == [
+        ordered[1].public_id,
+        ordered[3].public_id,
+        None,
+    ]
+    # The pair was met in the first share and queued once.
+    assert [a["pairs_new"] for a in answers] == [1, 0, 0]
+    [conflict] = Conflict.objects.all()
+    assert {conflict.memory_a_id, conflict.memory_b_id} == {pair[0].pk, pair[1].pk}
+
+    # The same loop over MCP: the tool takes the cursor as an argument.
+    failed, first = call(tenancy.owner, "scan_hygiene", scope=team)
+    assert not failed and (first["subjects"], first["more"]) == (2, True)
+    failed, second = call(tenancy.owner, "scan_hygiene", scope=team, cursor=first["next_cursor"])
+    assert not failed and (second["subjects"], second["more"]) == (2, True)
+    failed, last = call(tenancy.owner, "scan_hygiene", scope=team, cursor=second["next_cursor"])
+    assert not failed and (last["subjects"], last["more"], last["next_cursor"]) == (1, False, None)
+
+
+def test_scan_hygiene_refuses_a_cursor_that_is_not_this_scopes_naming_it(pair, tenancy, api):
+    team = tenancy.team.public_id
+    elsewhere = write(
+        tenancy.owner, "The canteen opens at noon.", make_scope(owner=tenancy.owner, slug="x")
+    )
+    outsiders = write(
+        tenancy.outsider, "The outsider's own note.", make_scope(owner=tenancy.outsider, slug="own")
+    )
+    client = api(tenancy.owner)
+    messages = {}
+    bad = {
+        "malformed": "not-a-cursor",
+        "missing": "mem_00000000000000000000000000",
+        "another scope's memory": elsewhere.public_id,
+        "a memory the caller cannot read": outsiders.public_id,
+        "nul": "mem_\x00",
+        "huge": "m" * 41,
+        "a number": 12,
+        "null": None,
+    }
+    for name, cursor in bad.items():
+        response = client.post(
+            f"/api/v1/scopes/{team}/hygiene-scan", {"cursor": cursor}, format="json"
+        )
+        assert response.status_code == 400, (name, response.content)
+        error = response.json()["error"]
+        assert error["code"] == "validation_failed" and "cursor" in error["details"], (name, error)
+        messages[name] = error["message"]
+        if not isinstance(cursor, str) or "\x00" in cursor or len(cursor) > 40:
+            continue
+        failed, refused = call(tenancy.owner, "scan_hygiene", scope=team, cursor=cursor)
+        assert failed and refused["error"]["code"] == "validation_failed", (name, refused)
+        assert "cursor" in refused["error"]["details"], (name, refused)
+    for cursor in ("mem_\x00", "m" * 41, 12):  # what the tool's arguments refuse themselves
+        failed, refused = call(tenancy.owner, "scan_hygiene", scope=team, cursor=cursor)
+        assert failed and "cursor" in refused["error"]["details"], (cursor, refused)
+    # Missing, another scope's or unreadable answer alike: the refusal tells none from another.
+    alike = ("missing", "another scope's memory", "a memory the caller cannot read")
+    assert len({messages[name] for name in alike}) == 1, messages
+    assert not Conflict.objects.exists()
