@@ -32,16 +32,32 @@ ORDER BY top.times DESC, top.memory_id
 """
 # Valid memories older than the cutoff that no daily row of the last 90 days hands out, the
 # oldest first, with how many there are (a window count over the rows before the limit).
+# Counted as the scope's valid memories older than the cutoff (an index-only range of
+# `memory_scope_recent`) less those of them recalled in the period (the period's rows of
+# `daily_recalled_scope_day`: a memory's rows carry its own scope, which never changes), and
+# sampled oldest first through the same index, stopping at the sample's length. Counting by
+# reading every such row and its recalls grew with the scope.
 _NEVER_RECALLED = """
-SELECT m.public_id, m.kind_id, m.content, count(*) OVER ()
-FROM memories_memory m
-WHERE m.scope_id = %(scope)s AND m.valid AND m.created_at < %(cutoff)s
-  AND NOT EXISTS (
-    SELECT 1 FROM memories_dailyrecalled r WHERE r.memory_id = m.id AND r.day >= %(recent)s
-  )
-ORDER BY m.created_at, m.id LIMIT %(length)s
+WITH recalled AS (
+    SELECT DISTINCT r.memory_id FROM memories_dailyrecalled r
+    WHERE r.scope_id = %(scope)s AND r.day >= %(recent)s
+), counted AS (
+    SELECT (SELECT count(*) FROM memories_memory m
+            WHERE m.scope_id = %(scope)s AND m.valid AND m.created_at < %(cutoff)s)
+         - (SELECT count(*) FROM recalled JOIN memories_memory m ON m.id = recalled.memory_id
+            WHERE m.scope_id = %(scope)s AND m.valid AND m.created_at < %(cutoff)s) AS never
+)
+SELECT m.public_id, m.kind_id, m.content, counted.never
+FROM counted CROSS JOIN LATERAL (
+    SELECT m.id, m.public_id, m.kind_id, m.content, m.created_at FROM memories_memory m
+    WHERE m.scope_id = %(scope)s AND m.valid AND m.created_at < %(cutoff)s
+      AND NOT EXISTS (
+        SELECT 1 FROM memories_dailyrecalled r WHERE r.memory_id = m.id AND r.day >= %(recent)s
+      )
+    ORDER BY m.created_at, m.id LIMIT %(length)s
+) m
+ORDER BY m.created_at, m.id
 """
-# Valid memories in an open review item of the scope, the newest first, with their count.
 _DISPUTED = """
 SELECT m.public_id, m.kind_id, m.content, count(*) OVER ()
 FROM memories_memory m

@@ -168,6 +168,13 @@ class Memory(models.Model):
                 name="memory_kind_recent",
                 condition=Q(valid=True),
             ),
+            # The briefing's candidates besides each kind's newest: the memories ever recalled,
+            # whose recall boost can lift them past newer ones (memories.recall.sections).
+            models.Index(
+                fields=["scope"],
+                name="memory_recalled",
+                condition=Q(valid=True, recall_count__gt=0),
+            ),
             models.Index(
                 fields=["translation_status", "translation_next_at"],
                 name="memory_translation_queue",

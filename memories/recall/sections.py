@@ -23,9 +23,21 @@ from memories.recall.budget import (
     Section,
 )
 from memories.recall.inputs import ScopeSelection
-from memories.recall.statement import AGE_DAYS, AGE_DAYS_AT, AT_VERSION, DECAY, STALE, VALID_AT
+from memories.recall.statement import (
+    AGE_DAYS,
+    AGE_DAYS_AT,
+    AT_VERSION,
+    DECAY,
+    MAX_HALF_LIVES,
+    STALE,
+    VALID_AT,
+)
 
 # {valid}, {content} and {now}: the memory's state, text and the instant, now or `as_of`'s.
+# The recent decisions are bounded by their days (`memory_kind_recent`'s range). The open loops
+# have no time bound: they are read per scope and kind, the first `limit` of each pair in the
+# index's order, and merged; the first `limit` by (created_at, id) of the merged lists are those
+# of the whole set. Sorting every open loop of the scopes grew with them.
 _LOOPS = """
 (SELECT 'recent', m.id, m.public_id, m.kind_id, s.public_id, {content}, {age} AS age_days,
         {stale}
@@ -38,25 +50,83 @@ _LOOPS = """
 UNION ALL
 (SELECT 'open_loops', m.id, m.public_id, m.kind_id, s.public_id, {content}, {age} AS age_days,
         {stale}
- FROM memories_memory m JOIN scopes_scope s ON s.id = m.scope_id
+ FROM unnest({scopes}) AS sel(scope_id) CROSS JOIN unnest(%s::text[]) AS kin(kind_id)
+ CROSS JOIN LATERAL (
+    SELECT m.* FROM memories_memory m
+    WHERE {valid} AND m.scope_id = sel.scope_id AND m.kind_id = kin.kind_id
+    ORDER BY m.created_at ASC, m.id ASC
+    LIMIT %s
+ ) m
+ JOIN scopes_scope s ON s.id = m.scope_id
  JOIN memories_memorykind k ON k.slug = m.kind_id
- WHERE {valid} AND m.scope_id = ANY({scopes})
-   AND m.kind_id = ANY(%s::text[])
  ORDER BY m.created_at ASC, m.id ASC
  LIMIT %s)
 """
 
 _IMPORTANT = """
 SELECT m.id, m.public_id, m.kind_id, s.public_id, {content}, a.age_days,
-       {decay} * (1 + %s * ln(1 + m.recall_count)) AS score, {stale}
+       {score} AS score, {stale}
 FROM memories_memory m
 JOIN memories_memorykind k ON k.slug = m.kind_id
 JOIN scopes_scope s ON s.id = m.scope_id
 CROSS JOIN LATERAL (SELECT {age} AS age_days) a
-WHERE {valid} AND m.scope_id = ANY({scopes})
+WHERE {valid} AND m.scope_id = ANY({scopes}){candidates}
 ORDER BY score DESC, m.id DESC
-LIMIT %s
+LIMIT %(limit)s
 """
+# The memories that can be among the first `limit` now, read through indexes rather than by
+# ranking every valid row of the scopes (which grew with them). A memory's score is its kind's
+# weight × its age decay × its recall boost. Within a kind, a memory never recalled ranks by its
+# age alone: newer first, then the larger id where the decay ties (rows dated in the future all
+# count as age 0; rows past MAX_HALF_LIVES half-lives all decay alike). So a never-recalled
+# memory that is not among the first `limit` of its kind in the scopes, in that order, has
+# `limit` rows of its kind at or above it and cannot be in the answer; only a recalled one can
+# climb past them. The candidates, per kind: the first `limit` dated from now on by id, the first
+# `limit` up to now by date (`memory_kind_recent`), the first `limit` past the decay's bound by
+# id (empty with the catalogue's half-lives, so its index range is empty); plus every valid
+# recalled memory of the scopes (`memory_recalled`: as many as were ever recalled, not written).
+# The bound's instant is taken a day later than exact, capped where 100 half-lives would pass
+# PostgreSQL's earliest instant: a wider range only adds newer rows, which the by-date list
+# already holds whenever the bound's ties matter.
+_CANDIDATES = """
+ AND m.id IN (
+    SELECT m.id FROM (
+        SELECT c.* FROM memories_memorykind kc CROSS JOIN LATERAL (
+            (SELECT m.* FROM unnest({scopes}) sel(scope_id) CROSS JOIN LATERAL (
+                SELECT {columns} FROM memories_memory m
+                WHERE m.valid AND m.kind_id = kc.slug AND m.scope_id = sel.scope_id
+                  AND m.created_at >= now()
+                ORDER BY m.id DESC LIMIT %(limit)s) m
+             ORDER BY m.id DESC LIMIT %(limit)s)
+            UNION ALL
+            (SELECT m.* FROM unnest({scopes}) sel(scope_id) CROSS JOIN LATERAL (
+                SELECT {columns} FROM memories_memory m
+                WHERE m.valid AND m.kind_id = kc.slug AND m.scope_id = sel.scope_id
+                  AND m.created_at <= now()
+                ORDER BY m.created_at DESC, m.id DESC LIMIT %(limit)s) m
+             ORDER BY m.created_at DESC, m.id DESC LIMIT %(limit)s)
+            UNION ALL
+            (SELECT m.* FROM unnest({scopes}) sel(scope_id) CROSS JOIN LATERAL (
+                SELECT {columns} FROM memories_memory m
+                WHERE m.valid AND m.kind_id = kc.slug AND m.scope_id = sel.scope_id
+                  AND m.created_at < now() + interval '1 day' - make_interval(
+                      days => least({half_lives} * greatest(kc.half_life_days, 1), 2400000))
+                ORDER BY m.id DESC LIMIT %(limit)s) m
+             ORDER BY m.id DESC LIMIT %(limit)s)
+        ) c
+        UNION
+        SELECT {columns} FROM memories_memory m
+        WHERE m.valid AND m.recall_count > 0 AND m.scope_id = ANY({scopes})
+    ) m
+    JOIN memories_memorykind k ON k.slug = m.kind_id
+    CROSS JOIN LATERAL (SELECT {age} AS age_days) a
+    ORDER BY {score} DESC, m.id DESC
+    LIMIT %(limit)s
+ )"""
+# What the candidates carry: the columns of the score, so that only the first `limit` of them
+# are read again whole.
+_CANDIDATE_COLUMNS = "m.id, m.kind_id, m.created_at, m.recall_count"
+_SCORE = "{decay} * (1 + %(factor)s * ln(1 + m.recall_count))"
 
 
 def _at(as_of: datetime | None) -> dict[str, str]:
@@ -88,6 +158,7 @@ def loop_rows(
         limit,
         list(OPEN_LOOP_KINDS),
         limit,
+        limit,
     ]
     found: dict[str, list[Candidate]] = {"recent": [], "open_loops": []}
     with connections[router.db_for_read(Memory)].cursor() as cursor:
@@ -106,11 +177,25 @@ def important_rows(
 ) -> list[Candidate]:
     fragments = _at(as_of)
     del fragments["now"]
+    # At an instant in the past every row is ranked (validity and text are the instant's).
+    score = _SCORE.format(decay=DECAY.format(age="a.age_days"))
+    candidates = "" if as_of is not None else _CANDIDATES
     sql = _IMPORTANT.format(
-        scopes=selection.array, decay=DECAY.format(age="a.age_days"), stale=STALE, **fragments
+        scopes=selection.array,
+        score=score,
+        stale=STALE,
+        candidates=candidates.format(
+            scopes=selection.array,
+            columns=_CANDIDATE_COLUMNS,
+            half_lives=MAX_HALF_LIVES,
+            age=fragments["age"],
+            score=score,
+        ),
+        **fragments,
     )
+    params = {"factor": RECALL_FACTOR, "limit": limit}
     with connections[router.db_for_read(Memory)].cursor() as cursor:
-        cursor.execute(sql, [RECALL_FACTOR, limit])
+        cursor.execute(sql, params)
         return [
             Candidate(pk, public_id, kind, scope, content, float(age_days), float(score), stale=st)
             for pk, public_id, kind, scope, content, age_days, score, st in cursor.fetchall()

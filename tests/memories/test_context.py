@@ -4,7 +4,11 @@ The REST endpoints are tested in test_context_api.py."""
 
 from __future__ import annotations
 
+import math
+from datetime import UTC, datetime, timedelta
+
 import pytest
+from django.utils import timezone
 
 from memories import tasks
 from memories.models import Memory
@@ -187,3 +191,133 @@ def test_bad_input_names_the_field(owner, kwargs, field):
     with pytest.raises(ValidationFailed) as refused:
         build_context(actor=owner, **kwargs)
     assert refused.value.field == field
+
+
+def _reference_ranking(scope_ids):
+    """Every valid memory of the scopes ranked as the briefing's statement ranks them (kind
+    weight × age decay bounded at 100 half-lives × recall boost; the larger id first on a tie)."""
+    now = timezone.now()
+    rows = []
+    for memory in Memory.objects.filter(scope__public_id__in=scope_ids, valid=True).select_related(
+        "kind"
+    ):
+        age = max((now - memory.created_at).total_seconds() / 86400, 0)
+        decay = 0.5 ** min(age / max(memory.kind.half_life_days, 1), 100)
+        boost = 1 + 0.25 * math.log(1 + memory.recall_count)
+        rows.append((memory.kind.weight * decay * boost, memory.pk, memory.public_id))
+    return [public_id for _, _, public_id in sorted(rows, key=lambda row: (-row[0], -row[1]))]
+
+
+def _date(memory, when):
+    Memory.objects.filter(pk=memory.pk).update(created_at=when)
+
+
+def test_briefing_reads_each_kinds_newest_and_the_recalled_yet_ranks_as_every_row(
+    tenancy, owner, team
+):
+    """More memories of a kind than the briefing fetches: its answer is still the first of all
+    the scope's rows, with the ties of rows dated in the future (all of age 0), of rows past the
+    decay's bound (all decayed alike) and an old memory lifted by its recalls."""
+    words = [
+        "amber",
+        "basil",
+        "cedar",
+        "delta",
+        "ember",
+        "fjord",
+        "garnet",
+        "harbor",
+        "indigo",
+        "juniper",
+        "kestrel",
+        "lumen",
+    ]
+    facts = remember_all(
+        tenancy.owner,
+        [
+            (f"The {word} service listens on port {8000 + n}.", "fact")
+            for n, word in enumerate(words)
+        ],
+        scope=team,
+    )
+    future = remember_all(
+        tenancy.owner,
+        [
+            (f"The {word} queue drains every {n + 2} minutes.", "fact")
+            for n, word in enumerate(words[:3])
+        ],
+        scope=team,
+    )
+    (recalled,) = remember_all(
+        tenancy.owner, [("Deploys freeze on the last Friday of a quarter.", "fact")], scope=team
+    )
+    now = timezone.now()
+    for n, memory in enumerate(facts):
+        _date(memory, now - timedelta(days=1000 + 10 * n))
+    for n, memory in enumerate(future):  # the lowest id the furthest ahead
+        _date(memory, now + timedelta(days=4 - n))
+    _date(recalled, now - timedelta(days=1200))
+    Memory.objects.filter(pk=recalled.pk).update(recall_count=1_000_000)
+
+    personal = remember_all(
+        tenancy.owner,
+        [
+            (f"On the {word} incident the pager rang at {n + 1} am.", "episode")
+            for n, word in enumerate(words)
+        ]
+        + [("The smoke test of the mobile build ran green.", "episode")],
+    )
+    *capped, fresh = personal
+    for n, memory in enumerate(capped):  # 40+ years: past 100 half-lives, the lowest id newest
+        _date(memory, datetime(1985 - n, 1, 1, tzinfo=UTC))
+    _date(fresh, now - timedelta(days=3))
+    personal_scope = Memory.objects.get(pk=fresh.pk).scope.public_id
+
+    for scope in (team, personal_scope):
+        result = briefing(actor=owner, max_tokens=500, scopes=[scope])
+        shown = row_ids(result, "important")
+        assert len(shown) >= 6
+        assert shown == _reference_ranking([scope])[: len(shown)]
+    both = briefing(actor=owner, max_tokens=500, scopes=[team, personal_scope])
+    shown = row_ids(both, "important")
+    assert shown == _reference_ranking([team, personal_scope])[: len(shown)]
+    assert recalled.public_id in row_ids(
+        briefing(actor=owner, max_tokens=500, scopes=[team]), "important"
+    )
+
+
+def test_open_loops_are_the_oldest_of_all_the_scopes_however_many(tenancy, owner, team):
+    words = ["amber", "basil", "cedar", "delta", "ember", "fjord", "garnet", "harbor"]
+    in_team = remember_all(
+        tenancy.owner,
+        [
+            (f"Rotate the {word} signing key before {n + 1} May.", "task")
+            for n, word in enumerate(words)
+        ],
+        scope=team,
+    )
+    personal = remember_all(
+        tenancy.owner,
+        [
+            (f"Which {word} mirror should the CI use for job {n}?", "open_question")
+            for n, word in enumerate(words)
+        ],
+    )
+    now = timezone.now()
+    for n, memory in enumerate(in_team):
+        _date(memory, now - timedelta(days=100 - 2 * n))
+    for n, memory in enumerate(personal):
+        _date(memory, now - timedelta(days=99 - 2 * n))
+    # the same instant as the team's oldest: the larger id after it
+    _date(personal[-1], Memory.objects.get(pk=in_team[0].pk).created_at)
+    result = briefing(actor=owner, max_tokens=300)
+    expected = [
+        public_id
+        for _, _, public_id in sorted(
+            (m.created_at, m.pk, m.public_id)
+            for m in Memory.objects.filter(kind__in=["task", "open_question"], valid=True)
+        )
+    ]
+    shown = row_ids(result, "open_loops")
+    assert len(shown) >= 3
+    assert shown == expected[: len(shown)]

@@ -19,6 +19,16 @@ from memories.canonical.content import Mentioned, derived_copy, mentions_saved
 from memories.models import EntityMention, Memory
 from scopes.models import Scope
 
+# What the scan reads of a memory: its text and language (never its embedding).
+TEXT_FIELDS = (
+    "id",
+    "scope_id",
+    "content",
+    "content_lang",
+    "content_original",
+    "translation_status",
+)
+
 
 class Command(BaseCommand):
     help = "Record what existing memories are about by the names their scopes know now."
@@ -40,7 +50,7 @@ class Command(BaseCommand):
         last_id = 0
         with tqdm(total=memories.count(), unit="memory", disable=options["verbosity"] == 0) as bar:
             while True:
-                batch = list(memories.filter(id__gt=last_id)[:batch_size])
+                batch = list(memories.filter(id__gt=last_id).only(*TEXT_FIELDS)[:batch_size])
                 if not batch:
                     break
                 with transaction.atomic():
