@@ -48,6 +48,7 @@ def import_from(request: HttpRequest, scope_id: str) -> HttpResponse:
                     source=upload,
                     dry_run=form.cleaned_data["dry_run"],
                     budget=settings.IMPORT_MAX_EMBED_CHARS,
+                    max_total=settings.IMPORT_MAX_REQUEST_BYTES,
                 )
         except DomainError as exc:
             form.add_error("file", exc.message)

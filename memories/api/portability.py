@@ -137,5 +137,6 @@ class ImportFromView(APIView):
                 source=upload,
                 dry_run=options.validated_data["dry_run"],
                 budget=settings.IMPORT_MAX_EMBED_CHARS,
+                max_total=settings.IMPORT_MAX_REQUEST_BYTES,
             )
         return render(SourceImportOut.of(scope=scope.public_id, report=report))

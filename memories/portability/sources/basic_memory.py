@@ -40,7 +40,7 @@ import hashlib
 import json
 import re
 from collections.abc import Iterator
-from datetime import UTC, date, datetime
+from datetime import date, datetime
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
@@ -57,6 +57,7 @@ from memories.portability.sources.folder import (
     open_folder,
     refused,
 )
+from memories.portability.sources.jsonfile import in_utc
 from memories.portability.sources.records import (
     SkippedRecord,
     SourceEntity,
@@ -329,8 +330,8 @@ def _when(value: Any) -> datetime | None:
     except ValueError:
         return None
     # basic-memory reads a time without an offset in the writer's local zone, which the file
-    # does not say: UTC is the one reading every server agrees on.
-    return moment if moment.utcoffset() is not None else moment.replace(tzinfo=UTC)
+    # does not say: UTC is the one reading every server agrees on. Out of UTC's range: absent.
+    return in_utc(moment)
 
 
 def _note_text(path: str, data: bytes) -> str:

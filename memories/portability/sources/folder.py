@@ -103,7 +103,7 @@ class ZipFolder:
             if path in self._infos:
                 raise refused(_("%(p)s appears twice.") % {"p": path[:200]})
             if info.file_size > 1024 and info.file_size > MAX_RATIO * max(info.compress_size, 1):
-                raise refused(_("%(p)s is compressed beyond any text's ratio.") % {"p": path})
+                raise refused(_("%(p)s is compressed beyond any text's ratio.") % {"p": path[:200]})
             budget.add(path, info.file_size)
             self._infos[path] = info
 
@@ -161,7 +161,7 @@ class DirectoryFolder:
             descriptor = os.open(self._root / path, os.O_RDONLY | os.O_NOFOLLOW)
         except OSError as exc:
             raise refused(
-                _("%(p)s cannot be read: %(e)s") % {"p": path, "e": exc.strerror}
+                _("%(p)s cannot be read: %(e)s") % {"p": path[:200], "e": exc.strerror}
             ) from None
         with os.fdopen(descriptor, "rb") as handle:
             data = handle.read(limit + 1)
@@ -181,7 +181,7 @@ def open_folder(source: Path | str | IO[bytes], *, max_total: int | None = None)
             handle = path.open("rb")  # noqa: SIM115 - kept open by the zip for the import
         except OSError as exc:
             raise refused(
-                _("%(p)s cannot be read: %(e)s") % {"p": str(path), "e": exc.strerror}
+                _("%(p)s cannot be read: %(e)s") % {"p": str(path)[:200], "e": exc.strerror}
             ) from None
         return ZipFolder(handle, max_total=max_total)
     return ZipFolder(source, max_total=max_total)

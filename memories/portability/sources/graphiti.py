@@ -32,13 +32,14 @@ Source ids are `edge:<uuid>`, `episode:<uuid>` and `node:<uuid>`: a second impor
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
 import ijson
 from django.utils.translation import gettext as _
 
+from memories.portability.sources.jsonfile import in_utc
 from memories.portability.sources.records import (
     BadSource,
     SkippedRecord,
@@ -99,7 +100,7 @@ def _when(item: dict[str, Any], key: str, where: str) -> datetime | None:
         moment = None
     if moment is None:
         raise _refused(_("%(w)s: %(k)s is not an ISO 8601 time.") % {"w": where, "k": key})
-    return moment if moment.utcoffset() is not None else moment.replace(tzinfo=UTC)
+    return in_utc(moment)  # None out of UTC's range: read as absent
 
 
 def _text(item: dict[str, Any], key: str, where: str, *, required: bool = True) -> str:

@@ -57,8 +57,11 @@ def json_items(
                 yield place, builder.value
                 builder = None
     except (ijson.JSONError, UnicodeDecodeError) as exc:
+        # yajl quotes the file's bytes around the error on its next lines: only the first line,
+        # what the error is, is answered (the file's text is not repeated back).
+        reason = str(exc).splitlines()[0][:200] if str(exc) else ""
         raise BadSource(
-            "body", _("The file is not valid JSON in UTF-8: %(e)s") % {"e": exc}
+            "body", _("The file is not valid JSON in UTF-8: %(e)s") % {"e": reason}
         ) from None
 
 
@@ -86,12 +89,23 @@ def identifier(value: Any) -> str | None:
     return None
 
 
+def in_utc(moment: datetime) -> datetime | None:
+    """A source's time in UTC (UTC when it names no zone), or None when UTC cannot hold it
+    (9999-12-31T23:59-23:59 is after datetime.max in UTC): such a time is read as absent."""
+    if moment.utcoffset() is None:
+        moment = moment.replace(tzinfo=UTC)
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:
+        return None
+
+
 def when(value: Any) -> datetime | None:
-    """An ISO 8601 time (UTC when it names no zone), or None when absent or unreadable."""
+    """An ISO 8601 time in UTC, or None when absent, unreadable or out of UTC's range."""
     if not isinstance(value, str) or not value:
         return None
     try:
         parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    return in_utc(parsed)

@@ -17,12 +17,18 @@ from typing import IO, Union
 from memories.portability.sources.records import SkippedRecord, SourceRecord
 
 SourceInput = Union[IO[bytes], Path]  # noqa: UP007 - a runtime alias
-Reader = Callable[[SourceInput], Iterator[SourceRecord | SkippedRecord]]
+# A reader of a file, and the most bytes a folder's files may hold uncompressed (None: the
+# command's `ZM_IMPORT_MAX_TOTAL_BYTES`; a request's is `ZM_IMPORT_MAX_REQUEST_BYTES`).
+Reader = Callable[[SourceInput, int | None], Iterator[SourceRecord | SkippedRecord]]
 
 
-def _lazy(module: str) -> Reader:
-    def read(source: SourceInput) -> Iterator[SourceRecord | SkippedRecord]:
+def _lazy(module: str, *, folder: bool = False) -> Reader:
+    def read(
+        source: SourceInput, max_total: int | None = None
+    ) -> Iterator[SourceRecord | SkippedRecord]:
         reader = importlib.import_module(f"memories.portability.sources.{module}")
+        if folder:
+            return reader.read(source, max_total=max_total)
         return reader.read(source)
 
     read.__name__ = f"read_{module}"
@@ -34,6 +40,6 @@ READERS: dict[str, Reader] = {
     "mem0": _lazy("mem0"),
     "letta": _lazy("letta"),
     "supermemory": _lazy("supermemory"),
-    "basic-memory": _lazy("basic_memory"),
+    "basic-memory": _lazy("basic_memory", folder=True),
     "graphiti": _lazy("graphiti"),
 }

@@ -25,6 +25,7 @@ A dry run reads the file the same way and reports what each record would become.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -37,7 +38,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from memories.canonical.content import clean_content, content_hash
-from memories.entities.given import GivenEntity, given_leniently
+from memories.entities.given import MAX_GIVEN_ENTITIES, GivenEntity, given_leniently
 from memories.entities.mentions import MentionWrite, mentions_written
 from memories.models import (
     ImportedMemory,
@@ -49,6 +50,7 @@ from memories.models import (
     authenticated_author_kind,
 )
 from memories.portability import format as fmt
+from memories.portability.guard import MAX_LINKS, refuse_unstorable
 from memories.portability.imported import (
     MemoryWrite,
     held_by_text,
@@ -62,15 +64,18 @@ from memories.portability.sources.records import (
     SkippedRecord,
     SourceRecord,
 )
-from memories.portability.sources.registry import READERS, SourceInput
+from memories.portability.sources.registry import READERS, Reader, SourceInput
 from scopes.models import Scope
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import DomainError
 from zeromemory.core.secrets import redact_secrets, refuse_secrets
-from zeromemory.core.text import unstorable
 
 BATCH = 256  # records per transaction (their embeddings are computed in one call of the model)
 REPORT_ROWS = 1000  # per-record lines a report lists (its counts cover every record)
+# What one record's provenance claims may hold: a source's data shared by many records (a note's
+# metadata, a document, an edge's episodes) is not copied without bound into each of them.
+MAX_CLAIMS_CHARS = 64 * 1024  # the claims serialized as JSON
+MAX_TAGS = MAX_GIVEN_ENTITIES
 
 # The source's word for a relation → our link type; any other word relates_to (docs/import.md).
 LINK_TYPES: dict[str, str] = {
@@ -152,7 +157,7 @@ def origin_id(system: str, source_id: str) -> str:
     return f"{system[:6]}:{digest}"
 
 
-def _reader(system: str) -> Callable[[SourceInput], Iterator[SourceRecord | SkippedRecord]]:
+def _reader(system: str) -> Reader:
     reader = READERS.get(system)
     if reader is None:
         raise BadSource(
@@ -163,26 +168,90 @@ def _reader(system: str) -> Callable[[SourceInput], Iterator[SourceRecord | Skip
     return reader
 
 
-def _records(system: str, source: SourceInput) -> Iterator[SourceRecord | SkippedRecord]:
+def claims_size(record: SourceRecord) -> int:
+    """The characters of the record's claims as its provenance row stores them (JSON)."""
+    return len(json.dumps(_claims(record), ensure_ascii=False, default=str))
+
+
+def _over_limits(record: SourceRecord) -> str:
+    """Why the record is too large to import (\"\" when it is not): the archive path's limits
+    on links, entities and tags, and MAX_CLAIMS_CHARS on what its provenance keeps."""
+    if len(record.relations) > MAX_LINKS:
+        return _("More than %(n)d relations.") % {"n": MAX_LINKS}
+    if len(record.entities) > MAX_GIVEN_ENTITIES:
+        return _("More than %(n)d entities.") % {"n": MAX_GIVEN_ENTITIES}
+    if len(record.tags) > MAX_TAGS:
+        return _("More than %(n)d tags.") % {"n": MAX_TAGS}
+    if claims_size(record) > MAX_CLAIMS_CHARS:
+        return _("What the source says of it (ids, metadata, history) passes %(n)d characters.") % {
+            "n": MAX_CLAIMS_CHARS
+        }
+    return ""
+
+
+def _unstorable_record(record: SourceRecord) -> bool:
+    """Whether any text of the record (its id, text, tags, entities, relations, what the source
+    said of it, keys too) holds what PostgreSQL cannot store: a NUL or a lone surrogate."""
+    fields = {
+        "id": record.source_id,
+        "content": record.content,
+        "kind": record.kind,
+        "tags": list(record.tags),
+        "entities": [[e.name, e.kind] for e in record.entities],
+        "relations": [[r.type, r.target] for r in record.relations],
+        "attributes": record.attributes,
+    }
+    try:
+        # The archive's check: every string of a parsed file, the keys of objects too.
+        refuse_unstorable(fields)
+    except ValueError:
+        return True
+    return False
+
+
+def _records(
+    system: str, source: SourceInput, max_total: int | None = None
+) -> Iterator[SourceRecord | SkippedRecord]:
     if not isinstance(source, Path):
         source.seek(0)
     try:
-        for record in _reader(system)(source):
-            if isinstance(record, SourceRecord) and unstorable(record.content):
+        for record in _reader(system)(source, max_total):
+            if isinstance(record, SourceRecord) and _unstorable_record(record):
                 raise BadSource("body", _("A record holds a NUL character or a lone surrogate."))
+            if isinstance(record, SourceRecord) and (why := _over_limits(record)):
+                yield SkippedRecord(record.system, record.source_id, why)
+                continue
             yield record
     except (UnicodeDecodeError, RecursionError) as exc:
         raise BadSource("body", _("The file cannot be read: %(e)s") % {"e": exc}) from None
 
 
-def source_checked(*, system: str, source: SourceInput, budget: int | None = None) -> int:
+def source_checked(
+    *,
+    system: str,
+    source: SourceInput,
+    budget: int | None = None,
+    max_total: int | None = None,
+) -> int:
     """Read the whole file without writing: BadSource if it is not what `system` writes or is
-    hostile, or if its text passes `budget` characters (a request's); the records it holds."""
+    hostile, or if its text passes `budget` characters (a request's); the records it holds.
+    `max_total`: the most bytes a zipped folder's files may hold (a request's limit)."""
     count = characters = 0
-    for record in _records(system, source):
+    keys: set[bytes] = set()  # the records' ledger keys, as short digests (bounded memory)
+    for record in _records(system, source, max_total):
         count += 1
         if isinstance(record, SourceRecord):
-            characters += len(record.content)
+            key = hashlib.sha256(origin_id(system, record.source_id).encode()).digest()[:16]
+            if key in keys:
+                # Two records under one ledger key would collide in one batch (a 500) or be
+                # lost across batches (the second read as already imported).
+                shown, _found = redact_secrets(record.source_id[:200])
+                raise BadSource(
+                    "body", _("The record %(id)s appears twice in the file.") % {"id": shown}
+                )
+            keys.add(key)
+            # The claims are stored too: they count against the budget as the text does.
+            characters += len(record.content) + claims_size(record)
     if budget is not None and characters > budget:
         raise BadSource(
             "body",
@@ -204,15 +273,18 @@ def _bounded(value: datetime | None, now: datetime) -> datetime | None:
     return min(max(value, EARLIEST), now)
 
 
-def _flat_texts(value: Any, where: str, into: dict[str, str | None]) -> None:
+def _flat_texts(value: Any, label: str, into: dict[str, str | None]) -> None:
+    """Every string of `value`, the keys of its objects too, under `label` (a fixed name this
+    code gives: the file's keys never name a field, so a refusal does not repeat them)."""
     if isinstance(value, str):
-        into[where] = value
+        into[f"{label}#{len(into)}"] = value
     elif isinstance(value, dict):
         for key, item in value.items():
-            _flat_texts(item, f"{where}.{key}", into)
+            _flat_texts(str(key), label, into)
+            _flat_texts(item, label, into)
     elif isinstance(value, list | tuple):
-        for index, item in enumerate(value):
-            _flat_texts(item, f"{where}[{index}]", into)
+        for item in value:
+            _flat_texts(item, label, into)
 
 
 def _claims(record: SourceRecord) -> dict[str, Any]:
@@ -251,11 +323,13 @@ def _held(record: SourceRecord, *, kinds: set[str], now: datetime) -> _Held | Re
         return RecordOutcome(record.source_id, SKIP, exc.message)
     claims = _claims(record)
     texts: dict[str, str | None] = {"content": content}
-    _flat_texts({k: v for k, v in claims.items() if k != "system"}, "source", texts)
+    for name, claim in claims.items():
+        if name != "system":
+            _flat_texts(claim, f"source.{name}", texts)
     try:
         refuse_secrets(texts)
     except DomainError as exc:
-        where = getattr(exc, "field", "")
+        where = getattr(exc, "field", "").split("#")[0]
         return RecordOutcome(record.source_id, REFUSE, f"{where}: {exc.message}")
     start = _bounded(record.valid_from or record.created_at, now) or now
     # An end the source puts in the future has not come: the memory is valid now (the
@@ -478,15 +552,18 @@ def source_import(
     source: SourceInput,
     dry_run: bool = False,
     budget: int | None = None,
+    max_total: int | None = None,
     progress: Callable[[SourceImportReport], None] | None = None,
 ) -> SourceImportReport:
     """Import `system`'s file (an open seekable binary file, or a folder's path) into `scope`
     (which `actor` may write), or with `dry_run` report what it would do; BadSource before
     anything is written when the file is not what `system` writes. `budget`: the most
-    characters one request may embed (None for the command). `progress` is called after each
+    characters one request may embed (None for the command); `max_total`, the most bytes a zipped
+    folder may hold uncompressed (a request's `ZM_IMPORT_MAX_REQUEST_BYTES`; None for the
+    command's `ZM_IMPORT_MAX_TOTAL_BYTES`). `progress` is called after each
     batch with the report so far."""
     report = SourceImportReport(system=system, dry_run=dry_run)
-    source_checked(system=system, source=source, budget=budget)
+    source_checked(system=system, source=source, budget=budget, max_total=max_total)
     kinds = set(MemoryKind.objects.values_list("slug", flat=True))
     links = _Links()
     seen: set[int] = set()
@@ -518,7 +595,7 @@ def source_import(
         batch.clear()
 
     try:
-        for record in _records(system, source):
+        for record in _records(system, source, max_total):
             report.records += 1
             if isinstance(record, SkippedRecord):
                 report.note(RecordOutcome(record.source_id, SKIP, record.reason))
