@@ -110,7 +110,9 @@ _CANDIDATES = """
                 SELECT {columns} FROM memories_memory m
                 WHERE m.valid AND m.kind_id = kc.slug AND m.scope_id = sel.scope_id
                   AND m.created_at < now() + interval '1 day' - make_interval(
-                      days => least({half_lives} * greatest(kc.half_life_days, 1), 2400000))
+                      days => least(
+                          {half_lives}::bigint * greatest(kc.half_life_days, 1), 2400000
+                      )::int)
                 ORDER BY m.id DESC LIMIT %(limit)s) m
              ORDER BY m.id DESC LIMIT %(limit)s)
         ) c
