@@ -104,7 +104,7 @@ def memory_file(fields: dict[str, Any], content: str) -> bytes:
     return f"---\n{dump_front_matter(fields)}---\n{content}".encode()
 
 
-def _plain_yaml(text: str) -> Any:
+def plain_yaml(text: str) -> Any:
     """`text` loaded as plain YAML: no anchor, alias or tag, nested at most `MAX_DEPTH` deep.
     The events are read first, so an alias never expands (a few KB of aliases would otherwise
     become gigabytes after the archive's sizes were counted) and no tag reaches a constructor."""
@@ -133,7 +133,7 @@ def split_memory_file(data: bytes) -> tuple[dict[str, Any], str]:
     if end < 0:
         raise ValueError("the front matter has no closing --- line")
     try:
-        fields = _plain_yaml(text[4 : end + 1])
+        fields = plain_yaml(text[4 : end + 1])
     except yaml.YAMLError as exc:
         raise ValueError(f"the front matter is not valid YAML: {exc}") from None
     if not isinstance(fields, dict):

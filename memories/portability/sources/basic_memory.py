@@ -48,7 +48,7 @@ import yaml
 from django.utils.translation import gettext as _
 from markdown_it import MarkdownIt
 
-from memories.portability.format import _plain_yaml  # plain YAML: no anchor, alias or tag
+from memories.portability.format import plain_yaml
 from memories.portability.sources.folder import (
     DirectoryFolder,
     Folder,
@@ -314,7 +314,7 @@ def _front_matter(path: str, text: str) -> tuple[dict[str, Any], str]:
     except ValueError:
         return {}, text
     try:
-        fields = _plain_yaml(head)
+        fields = plain_yaml(head)
     except yaml.YAMLError:
         return {}, text
     except (ValueError, RecursionError) as exc:
