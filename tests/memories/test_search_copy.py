@@ -188,3 +188,47 @@ def test_a_translation_is_mirrored(
     assert_mirrored()
     found = recalled(owner, "deploy to production on Friday", [tenancy.team.public_id])
     assert memory in found
+
+
+def test_the_migration_fills_the_copy_from_one_table(tenancy, owner):
+    """Migration 0034 on memories written before it (undone to 0033, then applied again, in the
+    test's transaction): every memory gets its row, and recall finds them through it."""
+    from django.db.migrations.executor import MigrationExecutor
+
+    team = tenancy.team.public_id
+    kept = written(
+        owner.post(
+            "/api/v1/memories",
+            {"content": "The narwhal backups run from the replica.", "kind": "fact", "scope": team},
+            format="json",
+        )
+    )
+    forgotten = written(
+        owner.post(
+            "/api/v1/memories",
+            {"content": "The narwhal backups ran from the primary.", "kind": "fact", "scope": team},
+            format="json",
+        )
+    )
+    owner.post(f"/api/v1/memories/{forgotten}/forget", {"reason": "old"}, format="json")
+    with connection.cursor() as cursor:
+        # The migration alters memories_memory: the test's deferred checks run first.
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+    executor = MigrationExecutor(connection)
+    executor.migrate([("memories", "0033_recalled_index")])
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT to_regclass('memories_memorysearch')")
+        assert cursor.fetchone()[0] is None
+        cursor.execute(
+            "SELECT count(*) FROM pg_indexes WHERE indexname IN"
+            " ('memory_embedding_hnsw', 'memory_search_gin')"
+        )
+        assert cursor.fetchone()[0] == 2
+    executor.loader.build_graph()
+    executor.migrate([("memories", "0034_memory_search")])
+    assert_mirrored()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM memories_memorysearch")
+        assert cursor.fetchone()[0] == Memory.objects.count() >= 2
+    found = recalled(owner, "narwhal backups replica", [team])
+    assert kept in found and forgotten not in found
