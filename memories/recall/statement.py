@@ -138,7 +138,6 @@ PRODUCT = Tuning()
 # search table the scope ids, written into the statement as literals, let the planner read only
 # their partitions (memories.models.search).
 FILTER = "m.valid AND m.scope_id = ANY({scopes}){kinds}"
-SEARCH_TABLE = "memories_memorysearch"
 
 # The vector leg either compares every readable row (exact: the scope index, then a sort by
 # distance) or walks the HNSW index with the filter applied as it goes (iterative scans). Which
