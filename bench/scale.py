@@ -22,8 +22,8 @@ memory's history; the insights answer; the export of the largest scope (memories
 scan of it (every slice); the resident memory of the web processes and of the worker; the table
 and index sizes per memory. An empty HTTP server's GET p50 is measured beside them, the floor.
 
-The data directory is bench/.cache/scale/ (its server log there); `--keep` reuses it (the stages
-already built are not built again), otherwise it starts empty.
+The data directory is bench/.cache/scale/ (or `--data-dir`; its server log there); `--keep` reuses
+it (the stages already built are not built again), otherwise it starts empty.
 """
 
 from __future__ import annotations
@@ -345,12 +345,13 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=50, help="per kind of request")
     parser.add_argument("--batches", type=int, default=5, help="batches of 100 remembered")
     parser.add_argument("--http", type=int, default=2000, help="memories written over HTTP")
-    parser.add_argument("--keep", action="store_true", help="reuse bench/.cache/scale/")
+    parser.add_argument("--keep", action="store_true", help="reuse the data directory")
+    parser.add_argument("--data-dir", type=Path, default=CACHE)
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
     sizes = sorted(int(size) for size in args.sizes.split(","))
 
-    data_dir = CACHE
+    data_dir = args.data_dir.resolve()
     state_file = data_dir / "state.json"
     if not args.keep or not state_file.exists():
         shutil.rmtree(data_dir, ignore_errors=True)
