@@ -15,8 +15,10 @@ memory's text with a serial number, its embedding moved by a little noise, a tim
 year) and fills the search copy of the new memories in one statement (memories.models.search:
 the table partitioned by scope that recall searches), its indexes dropped before and built once
 after (timed: the partitions' HNSW indexes, then the others); then, one request at a time over
-one keep-alive connection, p50 and p95 of: recall in the largest scope, across person 0's 20
-scopes, across all 81 of the admin's; recall across the person's scopes with `as_of`;
+one keep-alive connection, p50 and p95 of (`--passes` times, 2 by default: the first on the
+caches the build left, the next on caches the requests warmed; the summary is the last's):
+recall in the largest scope, across person 0's 20 scopes, across all 81 of the admin's; recall
+across the person's scopes with `as_of`;
 build_context; briefing; remember, single and in batches of 100, into the largest scope; a
 memory's history; the insights answer; the export of the largest scope (memories/s); one hygiene
 scan of it (every slice); the resident memory of the web processes and of the worker; the table
@@ -282,7 +284,8 @@ def report(stage: dict) -> None:
     floor = statistics.median(measured["floor"])
     print()
     print(
-        f"=== {size:,} memories ({stage['largest_count']:,} in the largest scope); load average"
+        f"=== {size:,} memories ({stage['largest_count']:,} in the largest scope), pass"
+        f" {stage['pass']}; load average"
         f" {stage['load'][0]:.1f} before, {stage['load'][1]:.1f} after the measuring ==="
     )
     print(f"{'request at ' + f'{size:,}':46s} {'p50 ms':>8s} {'p95 ms':>8s}")
@@ -322,20 +325,21 @@ def report(stage: dict) -> None:
     )
 
 
-def summary(stages: list[dict]) -> None:
+def summary(stages: list[dict], key: str = "measured") -> None:
     if len(stages) < 2:
         return
     print()
-    names = list(stages[0]["measured"]["rows"])
+    print("the first pass, on the caches each build left:" if key == "first" else "the last pass:")
+    names = list(stages[0][key]["rows"])
     header = "".join(f"{stage['memories']:>18,}" for stage in stages)
     print(f"{'p50 / p95 ms at':46s}{header}   growth of p95")
     for name in names:
         cells = ""
         for stage in stages:
-            latencies = stage["measured"]["rows"][name]
+            latencies = stage[key]["rows"][name]
             cells += f"{statistics.median(latencies):9.1f}/{percentile(latencies, 95):<8.1f}"
-        first = percentile(stages[0]["measured"]["rows"][name], 95)
-        last = percentile(stages[-1]["measured"]["rows"][name], 95)
+        first = percentile(stages[0][key]["rows"][name], 95)
+        last = percentile(stages[-1][key]["rows"][name], 95)
         print(f"{name:46s}{cells}   {last / first:.2f}x")
 
 
@@ -344,6 +348,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="10000,100000,1000000")
     parser.add_argument("--requests", type=int, default=50, help="per kind of request")
     parser.add_argument("--batches", type=int, default=5, help="batches of 100 remembered")
+    parser.add_argument("--passes", type=int, default=2, help="measurements per stage")
     parser.add_argument("--http", type=int, default=2000, help="memories written over HTTP")
     parser.add_argument("--keep", action="store_true", help="reuse the data directory")
     parser.add_argument("--data-dir", type=Path, default=CACHE)
@@ -408,10 +413,18 @@ def main() -> None:
                     "largest_count": largest_scope_count(state),
                     "timings": timings,
                 }
-                load_before = os.getloadavg()[0]
-                stage["measured"] = measure(port, data_dir, state, args.requests, args.batches)
-                stage["load"] = (load_before, os.getloadavg()[0])
-                report(stage)
+                # Each pass asks every request again: the first runs on the caches the build
+                # left (it evicted the pages the requests read), the later ones on caches the
+                # requests warmed, as on a server that has been answering. The summary is the
+                # last pass's.
+                stage["passes"] = []
+                for number in range(1, args.passes + 1):
+                    load_before = os.getloadavg()[0]
+                    stage["measured"] = measure(port, data_dir, state, args.requests, args.batches)
+                    stage["load"] = (load_before, os.getloadavg()[0])
+                    stage["pass"] = number
+                    report(stage)
+                    stage["passes"].append({"measured": stage["measured"], "load": stage["load"]})
                 stage["seconds"] = time.perf_counter() - started
                 print(f"stage {size:,} took {stage['seconds']:.0f} s", flush=True)
                 stages.append(stage)
@@ -422,6 +435,10 @@ def main() -> None:
         f"written over HTTP at {state['load_rate']:.0f} memories/s; setup "
         f"{state['setup_seconds']:.0f} s"
     )
+    for stage in stages:
+        stage["first"] = stage["passes"][0]["measured"]
+    if args.passes > 1:
+        summary(stages, "first")
     summary(stages)
     if args.json:
         args.json.write_text(json.dumps(stages, default=str, indent=1))
