@@ -14,7 +14,10 @@ and a team writes all day, so that work must never take the cores from the reque
   scan's reads, the judge's bookkeeping, an import's inserts) yield to the requests' statements
   as the task itself does;
 - slices: a long pass (the exact hygiene scan, re-embedding, an import) works in slices and
-  calls `breathe()` between them, which ends the slice's hold on the CPU.
+  calls `breathe()` between them, which ends the slice's hold on the CPU;
+- requests first: between slices, before each job and before each pass of the model, the
+  worker waits while a request someone waits on is in flight on this host, in any web process
+  (zeromemory.core.foreground), at most ZM_FOREGROUND_WAIT_MS each time.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from django.db.backends.signals import connection_created
 from threadpoolctl import threadpool_limits
 
 from memories import embeddings
+from zeromemory.core import foreground
 from zeromemory.supervisor import lower_priority
 
 # The libraries' thread pools read these when they load: a task process sets them before.
@@ -79,5 +83,7 @@ def database_session_yields(sender: Any, connection: Any, **kwargs: Any) -> None
 
 
 def breathe() -> None:
-    """Between two slices of a long pass: give the CPU back to whatever waits for it."""
+    """Between two slices of a long pass: give the CPU back to whatever waits for it, and to
+    the host's requests in flight (within ZM_FOREGROUND_WAIT_MS)."""
     time.sleep(PAUSE_SECONDS)
+    foreground.give_way()
