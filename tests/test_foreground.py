@@ -126,6 +126,17 @@ def test_a_request_never_waits_and_bulk_work_waits_only_within_its_bound():
     assert foreground.board().in_flight() == 0
 
 
+def test_without_its_file_a_request_is_answered_and_nothing_waits(tenancy, tmp_path):
+    (tmp_path / "a-file").write_text("")
+    with override_settings(FOREGROUND_FILE=tmp_path / "a-file" / "requests"):
+        client = tenancy.client(tenancy.writer)
+        body = {"content": "The nightly export runs at 02:00 UTC.", "kind": "fact"}
+        body["scope"] = tenancy.team.public_id
+        assert client.post("/api/v1/memories", body, format="json").status_code == 201
+        assert foreground.board().in_flight() == 0
+        assert foreground.give_way() == 0
+
+
 def test_a_batch_embedded_beside_a_request_gets_the_vectors_it_gets_alone():
     texts = [f"Deploy note {n}: the staging database is rebuilt nightly." * 6 for n in range(70)]
     alone = embeddings.embed_texts(texts)

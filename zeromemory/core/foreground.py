@@ -25,6 +25,7 @@ the file: each web host orders its own.
 from __future__ import annotations
 
 import fcntl
+import logging
 import mmap
 import os
 import struct
@@ -44,6 +45,8 @@ TABLE = struct.Struct("=" + "qqq" * SLOTS)
 STALE_SECONDS = 60
 # How often a waiting step looks again: a request's end is noticed within this.
 POLL_SECONDS = 0.001
+
+logger = logging.getLogger(__name__)
 
 
 def _alive(pid: int) -> bool:
@@ -65,6 +68,7 @@ class Board:
         self._map: mmap.mmap | None = None
         self._index: int | None = None
         self._in_flight = 0
+        self._unusable = False
 
     def forget_slot(self) -> None:
         """After a fork: the child claims a slot of its own, with nothing in flight."""
@@ -72,21 +76,29 @@ class Board:
         self._index = None
         self._in_flight = 0
 
-    def _mapped(self) -> mmap.mmap:
-        if self._map is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+    def _mapped(self) -> mmap.mmap | None:
+        """The file mapped, or None when it cannot be (then nothing is counted and bulk work
+        never waits: a request must not fail for want of this file)."""
+        if self._map is None and not self._unusable:
             try:
-                if os.fstat(fd).st_size < TABLE.size:  # another process may do it too: same size
-                    os.ftruncate(fd, TABLE.size)
-                self._map = mmap.mmap(fd, TABLE.size)
-            finally:
-                os.close(fd)
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+                try:
+                    if os.fstat(fd).st_size < TABLE.size:  # done twice, the size is the same
+                        os.ftruncate(fd, TABLE.size)
+                    self._map = mmap.mmap(fd, TABLE.size)
+                finally:
+                    os.close(fd)
+            except OSError as error:
+                self._unusable = True
+                logger.warning("requests are not counted across processes: %s", error)
         return self._map
 
     def _claim(self) -> int | None:
         """A slot for this process: its own, a free one, or one whose process is gone."""
         table = self._mapped()
+        if table is None:
+            return None
         pid = os.getpid()
         with open(self.path, "rb") as held:
             fcntl.flock(held, fcntl.LOCK_EX)
@@ -108,9 +120,9 @@ class Board:
             if self._index is None:
                 self._index = self._claim()
             self._in_flight = max(0, self._in_flight + change)
-            if self._index is not None:
+            if self._index is not None and self._map is not None:
                 SLOT.pack_into(
-                    self._mapped(),
+                    self._map,
                     self._index * SLOT.size,
                     os.getpid(),
                     self._in_flight,
@@ -119,7 +131,10 @@ class Board:
 
     def in_flight(self) -> int:
         """Interactive requests in flight on this host, this process's included."""
-        values = TABLE.unpack_from(self._mapped())
+        table = self._mapped()
+        if table is None:
+            return 0
+        values = TABLE.unpack_from(table)
         now = time.monotonic_ns()
         stale = STALE_SECONDS * 1_000_000_000
         total = 0
