@@ -6,7 +6,10 @@ and a team writes all day, so that work must never take the cores from the reque
 - priority: `manage.py serve` starts the worker at niceness ZM_WORKER_NICE, and every django-q2
   task process lowers itself to it as it starts (`task_process_started`, on django-q2's
   `post_spawn`), so a worker started on its own (`manage.py qcluster` on a worker host) yields
-  too. When a web process and a task both want a core, the kernel gives it to the web process;
+  too. When a web process and a task both want a core, the kernel gives it to the web process.
+  Under autogroup scheduling the kernel shares the CPU between sessions first, so the worker,
+  which `serve` starts in a session of its own, lowers its session's group as well
+  (`lower_priority`);
 - threads: a task process runs torch and BLAS on ZM_WORKER_THREADS threads, so the task
   processes together never hold more cores than there are of them;
 - the database: with the embedded database, the PostgreSQL process that serves a task
