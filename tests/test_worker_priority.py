@@ -113,6 +113,8 @@ def test_a_worker_started_on_its_own_lowers_its_task_processes(served):
         niced = wait_for(lowered, timeout=90, what="two task processes at the worker's niceness")
         assert len(niced) == 2  # the task processes, not the sentinel, pusher or monitor
         assert worker.nice() == own  # nobody lowered the command itself
+        if Path("/proc/self/autogroup").exists():  # it leads its session: its group goes down
+            assert autogroup_nice(worker.pid) == NICE
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(alone.pid, 9)
