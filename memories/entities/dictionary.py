@@ -13,12 +13,8 @@ from collections.abc import Iterable
 from django.db.models.expressions import RawSQL
 
 from memories.entities.detect import scanned
-from memories.entities.names import dictionary_hits, text_keys
+from memories.entities.names import MAX_MERGE_HOPS, dictionary_hits, text_keys
 from memories.models import Entity, EntityAlias
-
-# A chain of merges is short (each one a person's decision); the bound only stops a cycle that
-# a concurrent pair of merges might leave.
-_MAX_MERGE_HOPS = 16
 
 
 def aliases_found(pairs: set[tuple[int, str]]) -> dict[tuple[int, str], EntityAlias]:
@@ -42,7 +38,7 @@ def resolved(entities: Iterable[Entity]) -> dict[int, Entity]:
     """Each entity's id mapped to the entity it stands for now: itself, or the survivor of the
     merges that folded it (one more query per hop not already in hand, usually none)."""
     known = {entity.id: entity for entity in entities}
-    for _ in range(_MAX_MERGE_HOPS):
+    for _ in range(MAX_MERGE_HOPS):
         missing = {
             entity.merged_into_id
             for entity in known.values()
@@ -54,7 +50,7 @@ def resolved(entities: Iterable[Entity]) -> dict[int, Entity]:
     answer = {}
     for entity_id, entity in known.items():
         current, hops = entity, 0
-        while current.merged_into_id and current.merged_into_id in known and hops < _MAX_MERGE_HOPS:
+        while current.merged_into_id and current.merged_into_id in known and hops < MAX_MERGE_HOPS:
             current, hops = known[current.merged_into_id], hops + 1
         answer[entity_id] = current
     return answer

@@ -13,6 +13,10 @@ import unicodedata
 
 # Aliases match as runs of up to this many words: "the billing API", "Sara Bareilles".
 MAX_NGRAM_WORDS = 4
+# A chain of merges is short (each one a person's decision); the bound, which every resolution
+# (the dictionary's and recall's statements) keeps, only stops a cycle that a concurrent pair of
+# merges might leave.
+MAX_MERGE_HOPS = 16
 MIN_KEY_CHARS = 2
 _SEPARATORS = re.compile(r"[\W_]+")
 _WORD = re.compile(r"[^\W_]+")

@@ -35,6 +35,7 @@ from typing import Protocol, TypeVar
 
 from django.db import connections, router
 
+from memories.entities.names import MAX_MERGE_HOPS
 from memories.models import Memory
 from memories.recall.statement import AGE_DAYS, STALE, common_mentions
 
@@ -91,22 +92,27 @@ def strong_hits(candidates: Sequence[C]) -> list[C]:
 
 
 # The neighbours of the strong hits ({strong}: their ids): the memories that mention a rare
-# entity one of them mentions (resolved through a merge to its survivor, whose family's mentions
-# count), or that a live link joins to one of them; valid, in the readable scopes, of the kinds
-# asked, not among the answer already ({shown}); the closest to the query first. One statement.
+# entity one of them mentions (resolved through its merges to their survivor, whose family's
+# mentions count), or that a live link joins to one of them; valid, in the readable scopes, of
+# the kinds asked, not among the answer already ({shown}); the closest to the query first. One
+# statement.
 EXPANSION = """
-WITH strong AS (SELECT unnest(%s::bigint[]) AS id),
+WITH RECURSIVE strong AS (SELECT unnest(%s::bigint[]) AS id),
 shown AS (SELECT unnest(%s::bigint[]) AS id),
-roots AS MATERIALIZED (
-    SELECT DISTINCT s.id AS hit, coalesce(e.merged_into_id, e.id) AS root
+up AS (
+    SELECT DISTINCT s.id AS hit, e.id, e.merged_into_id AS next, 0 AS hops
     FROM strong s JOIN memories_entitymention x ON x.memory_id = s.id
     JOIN memories_entity e ON e.id = x.entity_id
+    UNION ALL
+    SELECT u.hit, e.id, e.merged_into_id, u.hops + 1
+    FROM up u JOIN memories_entity e ON e.id = u.next WHERE u.hops < {hops}
 ),
-family AS MATERIALIZED (
-    SELECT r.root, r.root AS id FROM (SELECT DISTINCT root FROM roots) r
-    UNION
-    SELECT r.root, f.id FROM (SELECT DISTINCT root FROM roots) r
-    JOIN memories_entity f ON f.merged_into_id = r.root
+roots AS MATERIALIZED (SELECT DISTINCT hit, id AS root FROM up WHERE next IS NULL),
+family AS (
+    SELECT r.root, r.root AS id, 0 AS hops FROM (SELECT DISTINCT root FROM roots) r
+    UNION ALL
+    SELECT f.root, e.id, f.hops + 1
+    FROM family f JOIN memories_entity e ON e.merged_into_id = f.id WHERE f.hops < {hops}
 ),
 rare AS MATERIALIZED (
     SELECT r.root FROM (SELECT DISTINCT root FROM roots) r
@@ -170,6 +176,7 @@ def expansion_rows(
         scopes=scopes,
         kinds=" AND m.kind_id = ANY(%s::text[])" if kinds else "",
         limit=MAX_ADDED,
+        hops=MAX_MERGE_HOPS,
     )
     params: list = [list(strong), list(shown), vector, vector]
     if kinds:

@@ -318,11 +318,14 @@ def search_found(
             candidates, k=k, selection=selection, rows=rows_held, vector=vector, kinds=kinds
         )
     best = candidates[:k]
-    found = Found(hits=best, nothing_relevant=not any(hit.relevant for hit in best))
     if tuning.relevance_floor and not nearest and mode == "hybrid":
-        found.hits = [hit for hit in best if hit.relevant]
-        found.below_floor = len(best) - len(found.hits)
-    return found
+        # The k best of those that pass the floor: a relevant candidate ranked below noise (a
+        # memory about the entity the query names, worded far from it) still answers.
+        relevant = [hit for hit in candidates if hit.relevant]
+        found = Found(hits=relevant[:k], nothing_relevant=not relevant)
+        found.below_floor = sum(1 for hit in best if not hit.relevant)
+        return found
+    return Found(hits=best, nothing_relevant=not any(hit.relevant for hit in best))
 
 
 def expanded(

@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from memories.entities.names import MAX_MERGE_HOPS
+
 # The memory's validity, age, text at an instant, staleness and decay: shared with sections.py.
 # A memory's age in days at an instant ({at}), never negative.
 AGE_DAYS_AT = "greatest(extract(epoch FROM {at} - m.created_at)::float8 / 86400, 0)"
@@ -253,7 +255,7 @@ SEARCH = """
 SET LOCAL hnsw.ef_search = %s;
 SET LOCAL hnsw.iterative_scan = relaxed_order;
 SET LOCAL jit = off;{path_setting}
-WITH input AS MATERIALIZED (
+WITH RECURSIVE input AS MATERIALIZED (
     SELECT %s::vector AS qv, websearch_to_tsquery('english', %s::text) AS tsq,
            %s::text[] AS kinds, %s::timestamptz AS as_of, %s::text AS names,
            %s::text[] AS entity_keys, %s::bool[] AS entity_plain
@@ -334,23 +336,31 @@ CONVERSATIONS = (
 # The entities the query names (the entity lift, `entity_steps.py`): its keys (`input.entity_keys`,
 # `memories.entities.dictionary.query_keys`) matched against the aliases of the readable scopes,
 # as the dictionary match does on write (a plain lower-case word never matches a capitalised
-# one-word alias); each resolved to the survivor of the merge that folded it (`query_roots`), then
-# widened to the entities merged into that survivor (`query_family`), whose mentions are the
-# survivor's. Only a rare entity counts: one that at most {common} mentions name (a share of the
-# readable rows, `entity_steps.common_mentions`); a name most memories carry (the speaker of a
-# chat, the team's own product) says nothing about which memory answers.
+# one-word alias); each resolved to the survivor of the merges that folded it, however many hops
+# (`query_roots`), then widened to every entity folded into that survivor (`query_family`), whose
+# mentions are the survivor's. Only a rare entity counts: one that at most {common} mentions
+# name (a share of the readable rows, `entity_steps.common_mentions`); a name most memories
+# carry (the speaker of a chat, the team's own product) says nothing about which memory answers.
 QUERY_ENTITIES = """
-query_roots AS MATERIALIZED (
-    SELECT DISTINCT coalesce(e.merged_into_id, e.id) AS id
+query_named AS MATERIALIZED (
+    SELECT DISTINCT a.entity_id AS id
     FROM unnest((SELECT entity_keys FROM input), (SELECT entity_plain FROM input)) AS q(key, plain)
     JOIN memories_entityalias a ON a.normalized = q.key AND a.scope_id = ANY({scopes})
-    JOIN memories_entity e ON e.id = a.entity_id
     WHERE NOT (q.plain AND a.alias <> lower(a.alias))
 ),
-query_family AS MATERIALIZED (
-    SELECT r.id AS root, r.id FROM query_roots r
-    UNION
-    SELECT r.id, f.id FROM query_roots r JOIN memories_entity f ON f.merged_into_id = r.id
+query_up AS (
+    SELECT e.id, e.merged_into_id AS next, 0 AS hops
+    FROM memories_entity e WHERE e.id IN (SELECT id FROM query_named)
+    UNION ALL
+    SELECT e.id, e.merged_into_id, u.hops + 1
+    FROM query_up u JOIN memories_entity e ON e.id = u.next WHERE u.hops < {hops}
+),
+query_roots AS MATERIALIZED (SELECT DISTINCT id FROM query_up WHERE next IS NULL),
+query_family AS (
+    SELECT r.id AS root, r.id, 0 AS hops FROM query_roots r
+    UNION ALL
+    SELECT f.root, e.id, f.hops + 1
+    FROM query_family f JOIN memories_entity e ON e.merged_into_id = f.id WHERE f.hops < {hops}
 ),
 query_entities AS MATERIALIZED (
     SELECT q.id, q.root, (SELECT count(*) FROM (
@@ -445,7 +455,9 @@ def assemble(
         else "m.content_original",
         stale=STALE,
         conversations=CONVERSATIONS,
-        query_entities=QUERY_ENTITIES.format(scopes=scopes, common=common_mentions(rows)),
+        query_entities=QUERY_ENTITIES.format(
+            scopes=scopes, common=common_mentions(rows), hops=MAX_MERGE_HOPS
+        ),
         entity_match=ENTITY_MATCH,
         entity_about=ENTITY_ABOUT,
         unknown_name=UNKNOWN_NAME if mode != "vector" else "false",

@@ -56,6 +56,23 @@ def test_sign_in_remember_and_find_it_by_search(session):
     assert (row.query, row.surface) == (query, "dashboard")
 
 
+def test_a_search_that_finds_nothing_relevant_offers_the_nearest_anyway(session):
+    owner = UserFactory(username="noor")
+    remember(owner, "The staging database is reset every Sunday at 03:00 UTC.")
+    page = session.page(owner)
+    page.goto("/")
+    page.get_by_label("Search").fill("zqxv kwyjibo flurble")
+    page.get_by_label("Search").press("Enter")
+    expect(page.get_by_text("Nothing relevant to your search was found.")).to_be_visible()
+    expect(page.locator(".memory-card")).to_have_count(0)
+
+    page.get_by_role("link", name="Show the nearest memories anyway").click()
+    expect(page.locator(".memory-card").first).to_contain_text("reset every Sunday")
+    expect(page).to_have_url(re.compile(r"nearest=(on|true|1)"))
+    expect(page.get_by_text("Nothing relevant to your search was found.")).to_have_count(0)
+    session.screenshot(page, "search-nearest")
+
+
 def test_original_disclosure_on_a_canonicalized_memory(session):
     owner = UserFactory(username="grete")
     memory = remember(owner, "Feature flags are removed within two sprints of launch.")

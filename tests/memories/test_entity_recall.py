@@ -12,7 +12,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from memories.entities.links import link_create, link_remove
-from memories.models import ActivityLog
+from memories.entities.services import entity_merge
+from memories.models import ActivityLog, Entity
 from memories.recall.inputs import ScopeSelection
 from memories.recall.recall import search_found
 from memories.recall.statement import PRODUCT
@@ -220,3 +221,56 @@ def test_build_context_groups_the_relevant_rows_by_the_entities_the_topic_names(
     ).json()
     assert "###" not in plain["markdown"]
     assert all(row["group"] is None for s in plain["sections"] for row in s["rows"])
+
+
+def test_the_lift_follows_a_chain_of_merges_both_ways(tenancy, api, team, zoo):
+    actor = Actor(user=tenancy.owner)
+    written = memory_remember_many(
+        actor=actor,
+        requests=[
+            RememberInput(content=content, kind="fact", scope=team, entities=[name])
+            for content, name in [
+                ("Rotate its signing keys every 90 days.", "Kestrel"),
+                ("Retries back off for thirty seconds.", "Quetzal"),
+                ("Its dashboards live in the ops folder.", "Osprey"),
+            ]
+        ],
+    )
+    oldest, _middle, newest = (item.result.memory.public_id for item in written)
+    named = {entity.name: entity for entity in Entity.objects.filter(scope=tenancy.team)}
+    # Kestrel folded into Quetzal, then Quetzal into Osprey: two hops from the oldest name.
+    entity_merge(actor=actor, merged=named["Kestrel"], survivor=named["Quetzal"])
+    entity_merge(actor=actor, merged=named["Quetzal"], survivor=named["Osprey"])
+    client = api(tenancy.owner)
+
+    by_oldest = post_recall(client, {"query": "What about Kestrel?", "scopes": [team]}).json()
+    found = {hit["id"]: hit["relevant"] for hit in by_oldest["results"]}
+    assert found.get(newest) is True, by_oldest  # the survivor's memory, two hops up
+    by_survivor = post_recall(client, {"query": "What about Osprey?", "scopes": [team]}).json()
+    found = {hit["id"]: hit["relevant"] for hit in by_survivor["results"]}
+    assert found.get(oldest) is True, by_survivor  # a memory of a name folded two hops down
+
+
+def test_a_relevant_memory_ranked_below_noise_still_answers(tenancy, api, team, zoo):
+    [written] = memory_remember_many(
+        actor=Actor(user=tenancy.owner),
+        requests=[
+            RememberInput(
+                content="Rotate its signing keys every 90 days.",
+                kind="fact",
+                scope=team,
+                entities=["Kestrel"],
+            )
+        ],
+    )
+    keys = written.result.memory.public_id
+    client = api(tenancy.owner)
+    query = {"query": "What about Kestrel?", "scopes": [team], "k": 3}
+    # Nearest first, the zoo's memories rank above it: none of them is relevant.
+    nearest = post_recall(client, {**query, "nearest": True}).json()
+    assert keys not in [hit["id"] for hit in nearest["results"]]
+    assert not any(hit["relevant"] for hit in nearest["results"])
+    # The floor's answer is the k best of the relevant ones, not the relevant among the k best.
+    body = post_recall(client, query).json()
+    assert [hit["id"] for hit in body["results"]] == [keys]
+    assert body["nothing_relevant"] is False

@@ -334,6 +334,9 @@ def test_every_tool_answers_and_fails_readably_through_the_typescript_sdk(
         step("resolve_conflicts", "owner", "validation_failed", items=[undo, undo]),
         step("scan_hygiene", "owner", OK, scope=team),
         step("scan_hygiene", "reader", "forbidden", scope=team),
+        # The next share of a scan: a cursor is the last subject's memory id of the scope.
+        step("scan_hygiene", "owner", OK, scope=team, cursor=one),
+        step("scan_hygiene", "owner", "validation_failed", scope=team, cursor="mem_nope"),
         step("export_metrics", "reader", OK, scope=team, days=7),
         step("export_metrics", "owner", "validation_failed", scope=team, days=14),
         # Typed links (memories.mcp.link_tools).
