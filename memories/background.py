@@ -6,7 +6,10 @@ and a team writes all day, so that work must never take the cores from the reque
 - priority: `manage.py serve` starts the worker at niceness ZM_WORKER_NICE, and every django-q2
   task process lowers itself to it as it starts (`task_process_started`, on django-q2's
   `post_spawn`), so a worker started on its own (`manage.py qcluster` on a worker host) yields
-  too. When a web process and a task both want a core, the kernel gives it to the web process;
+  too. When a web process and a task both want a core, the kernel gives it to the web process.
+  Under autogroup scheduling the kernel shares the CPU between sessions first, so the worker,
+  which `serve` starts in a session of its own, lowers its session's group as well
+  (`lower_priority`), and so does a task process of a qcluster that leads its own session;
 - threads: a task process runs torch and BLAS on ZM_WORKER_THREADS threads, so the task
   processes together never hold more cores than there are of them;
 - the database: with the embedded database, the PostgreSQL process that serves a task
@@ -14,7 +17,10 @@ and a team writes all day, so that work must never take the cores from the reque
   scan's reads, the judge's bookkeeping, an import's inserts) yield to the requests' statements
   as the task itself does;
 - slices: a long pass (the exact hygiene scan, re-embedding, an import) works in slices and
-  calls `breathe()` between them, which ends the slice's hold on the CPU.
+  calls `breathe()` between them, which ends the slice's hold on the CPU;
+- requests first: between slices, before each job and before each pass of the model, the
+  worker waits while a request someone waits on is in flight on this host, in any web process
+  (zeromemory.core.foreground), at most ZM_FOREGROUND_WAIT_MS each time.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -29,7 +36,8 @@ from django.db.backends.signals import connection_created
 from threadpoolctl import threadpool_limits
 
 from memories import embeddings
-from zeromemory.supervisor import lower_priority
+from zeromemory.core import foreground
+from zeromemory.supervisor import lower_autogroup, lower_priority
 
 # The libraries' thread pools read these when they load: a task process sets them before.
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
@@ -55,11 +63,24 @@ def task_process_started(**kwargs: Any) -> None:
     if kwargs.get("proc_name") == "MainProcess":
         return
     lower_priority(settings.WORKER_NICE)
+    if _in_the_worker_s_own_session():
+        lower_autogroup(settings.WORKER_NICE)
     os.environ.update(worker_environment())  # for pools not loaded yet
     threadpool_limits(settings.WORKER_THREADS)  # BLAS pools already loaded (numpy's)
     embeddings.limit_threads(settings.WORKER_THREADS)
     if settings.EMBEDDED_DATABASE:
         connection_created.connect(database_session_yields, dispatch_uid="zm-worker-session")
+
+
+def _in_the_worker_s_own_session() -> bool:
+    """Whether this process's session is led by a qcluster (`setsid manage.py qcluster`, or
+    the worker `serve` starts): then its autogroup is the worker's alone, and lowering it lowers
+    nothing else. A qcluster started from a shell shares the shell's, which is left as it is."""
+    try:
+        leader = Path(f"/proc/{os.getsid(0)}/cmdline").read_bytes()
+    except OSError:
+        return False
+    return b"qcluster" in leader
 
 
 def database_session_yields(sender: Any, connection: Any, **kwargs: Any) -> None:
@@ -79,5 +100,7 @@ def database_session_yields(sender: Any, connection: Any, **kwargs: Any) -> None
 
 
 def breathe() -> None:
-    """Between two slices of a long pass: give the CPU back to whatever waits for it."""
+    """Between two slices of a long pass: give the CPU back to whatever waits for it, and to
+    the host's requests in flight (within ZM_FOREGROUND_WAIT_MS)."""
     time.sleep(PAUSE_SECONDS)
+    foreground.give_way()

@@ -45,6 +45,7 @@ from django.utils import timezone
 from django_q.brokers import get_broker
 from django_q.tasks import async_task
 
+from zeromemory.core import foreground
 from zeromemory.core.env import env_int, env_str
 from zeromemory.core.llm import LLMCallFailed
 from zeromemory.core.metrics import observe_job
@@ -211,6 +212,8 @@ class Job:
         """Work several queued rows with one call (`call_many`: the rows that need a call ->
         one result, or an LLMCallFailed, per row, in order), or each with its own `call` when
         `call_many` is None. Outcomes in the order of `claims`."""
+        # Background work: the host's requests in flight go first (within a bounded wait).
+        foreground.give_way()
         outcomes: dict[int, str] = {}
         working = []
         for index, (row_id, claim) in enumerate(claims):

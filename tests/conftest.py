@@ -104,6 +104,16 @@ def pytest_sessionfinish(session, exitstatus):
     embedded_db.stop_if_started_here()
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _foreground_file_of_this_test_process(tmp_path_factory):
+    """Each test process counts its requests in flight in a file of its own: the xdist workers
+    share a machine, and one's requests would otherwise make the others' batches and jobs wait
+    (zeromemory.core.foreground). A served process has its own, under its data dir."""
+    from django.conf import settings
+
+    settings.FOREGROUND_FILE = tmp_path_factory.mktemp("foreground") / "requests"
+
+
 @dataclass
 class Tenancy:
     """An owner with a team scope, a writer and a reader in it, and an outsider."""

@@ -9,6 +9,7 @@ import contextlib
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import psutil
 import pytest
@@ -69,6 +70,26 @@ def test_the_worker_runs_below_the_web_processes(served):
     assert served.answers()
 
 
+def autogroup_nice(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/autogroup").read_text().split()[-1])
+
+
+@pytest.mark.skipif(
+    not Path("/proc/self/autogroup").exists()
+    or Path("/proc/sys/kernel/sched_autogroup_enabled").read_text().strip() != "1",
+    reason="a kernel without autogroup scheduling: niceness alone orders the processes",
+)
+def test_the_worker_s_session_runs_below_the_web_processes_sessions(served):
+    """With autogroup scheduling the kernel shares the CPU between sessions before niceness
+    counts, and `serve` starts each child in a session of its own: the worker's session is
+    lowered to its niceness, so its task processes yield to web processes of other sessions."""
+    webs = served.children_matching("zeromemory.web")
+    worker = served.child("qcluster")
+    cluster = cluster_of(worker, 2)
+    assert {autogroup_nice(proc.pid) for proc in [worker, *cluster]} == {NICE}
+    assert {autogroup_nice(web.pid) for web in webs} == {0}  # a new session's group
+
+
 def test_a_worker_started_on_its_own_lowers_its_task_processes(served):
     own = os.getpriority(os.PRIO_PROCESS, 0)
     if own >= NICE:
@@ -92,6 +113,8 @@ def test_a_worker_started_on_its_own_lowers_its_task_processes(served):
         niced = wait_for(lowered, timeout=90, what="two task processes at the worker's niceness")
         assert len(niced) == 2  # the task processes, not the sentinel, pusher or monitor
         assert worker.nice() == own  # nobody lowered the command itself
+        if Path("/proc/self/autogroup").exists():  # it leads its session: its group goes down
+            assert autogroup_nice(worker.pid) == NICE
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(alone.pid, 9)

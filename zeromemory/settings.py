@@ -82,6 +82,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: every request counts as interactive while it runs (bulk work gives way to it).
+    "zeromemory.core.foreground.ForegroundMiddleware",
     "zeromemory.core.metrics.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -276,6 +278,10 @@ from zeromemory.settings_product import *  # noqa: E402, F403
 
 # How `manage.py serve` runs: web processes and threads, the django-q2 worker.
 from zeromemory.settings_serving import *  # noqa: E402, F403
+
+# Requests first across the host's processes (zeromemory.core.foreground): the file in which every
+# process counts the requests it has in flight (one per host; the data dir is this host's).
+FOREGROUND_FILE = Path(env_str("ZM_FOREGROUND_FILE") or DATA_DIR / "foreground").resolve()
 
 # Streaming replicas for the read paths (zeromemory.core.routing): replica1, replica2, ...
 DATABASES.update(replica_databases(DATABASES["default"]))  # noqa: F405

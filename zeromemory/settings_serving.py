@@ -26,6 +26,10 @@ Q_TIMEOUT = env_int("ZM_Q_TIMEOUT", 120, minimum=5)
 # torch (and BLAS) threads.
 WORKER_NICE = env_int("ZM_WORKER_NICE", 10, minimum=0)
 WORKER_THREADS = env_int("ZM_WORKER_THREADS", 1, minimum=1)
+# Bulk work (a batch's passes of the model, an import's, the worker's tasks and slices) waits
+# while a request someone waits on (recall, a single remember, a page) is in flight on this
+# host, at most this long per pass or step, so that it always goes on; 0: never waits.
+FOREGROUND_WAIT_MS = env_int("ZM_FOREGROUND_WAIT_MS", 200, minimum=0)
 # A hygiene scan run stops after this many seconds (at the end of a slice) and the next run goes
 # on: kept well inside the task timeout.
 HYGIENE_SCAN_SECONDS = env_int("ZM_HYGIENE_SCAN_SECONDS", max(1, Q_TIMEOUT // 2), minimum=1)

@@ -8,6 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memories import selectors
+from memories.embeddings import SMALL_BATCH
 from memories.entities.given import ENTITIES_SCHEMA
 from memories.kinds import kind_for_slug
 from memories.models import AuthorKind, SourceKind, TranslationStatus
@@ -30,6 +31,7 @@ from memories.services.remember import (
 )
 from memories.timeline import HistoryOut
 from scopes import access
+from zeromemory.core import foreground
 from zeromemory.core.actor import Actor, actor_for_request
 from zeromemory.core.envelope import exception_handler
 from zeromemory.core.errors import NotFound, ValidationFailed, error_body
@@ -136,6 +138,8 @@ class MemoryBatchView(APIView):
         actor = actor_for_request(request)
         batch = self.Input(data=request.data)
         batch.is_valid(raise_exception=True)
+        if len(batch.validated_data["items"]) >= SMALL_BATCH:
+            foreground.step_back()  # bulk work: the host's requests go first from here on
         answers: list[BatchItemOut | None] = [None] * len(batch.validated_data["items"])
         requests, positions = [], []
         checker = RememberIn()  # one instance: building serializer fields per item is costly

@@ -46,6 +46,7 @@ from memories.kinds import kind_slugs
 from memories.mcp import contract
 from memories.mcp.auth import current_credential
 from memories.models import Memory
+from zeromemory.core import foreground
 from zeromemory.core.actor import Actor, Surface
 from zeromemory.core.errors import DomainError, NotFound, RateLimited, Unauthorized, error_body
 from zeromemory.core.outage import orm_call
@@ -130,7 +131,8 @@ def call_as_actor(
     conversation: str,
     work: Callable[[Actor], dict[str, Any]],
 ) -> dict[str, Any]:
-    with orm_call():
+    # A tool call counts as a request someone waits on, as a REST request does (its middleware).
+    with foreground.interactive(), orm_call():
         token = source() if source is not None else None
         if token is None:
             raise Unauthorized("The token is not valid: unknown, revoked or expired.")

@@ -34,6 +34,7 @@ from memories.canonical.content import (
     translations_queued,
     window_rows,
 )
+from memories.embeddings import SMALL_BATCH
 from memories.entities.given import GivenEntity, given_entities
 from memories.kinds import kind_for_slug
 from memories.models import (
@@ -54,6 +55,7 @@ from memories.services import duplicates, idempotency
 from memories.state_rows import memories_confirmed, new_memory_state, validity_written
 from scopes import access
 from scopes.models import Scope
+from zeromemory.core import foreground
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import DomainError, ValidationFailed
 from zeromemory.core.secrets import refuse_secrets
@@ -290,6 +292,8 @@ def _commit(
             first_of[key] = index
             fresh[index] = item
     embed_derived([item.derived for item in fresh.values()])  # one pass of the model
+    if len(prepared) >= SMALL_BATCH:  # a batch's statements wait for the requests in flight
+        foreground.give_way()
     similar = duplicates.near_many(fresh)
     absorbing = {
         index: similar[index][0].id
@@ -402,6 +406,13 @@ def memory_remember_many(
     `render` is how the caller answers a result: a request under an idempotency key needs it (its
     record keeps the rendering, and its retry is answered the same)."""
     access.require_write_access(actor)
+    # A batch is bulk work: the host's requests in flight go first, between its items and
+    # before its passes of the model and its statements (within a bounded wait, once for the
+    # items here).
+    allowance = None
+    if len(requests) >= SMALL_BATCH:
+        foreground.step_back()
+        allowance = foreground.Allowance()
     items = [BatchItemResult(error=refuse_nul(request)) for request in requests]
     keys = [
         request.idempotency_key
@@ -415,6 +426,8 @@ def memory_remember_many(
     for index, request in enumerate(requests):
         if items[index].error is not None:
             continue
+        if allowance is not None:
+            foreground.give_way(allowance)
         key = request.idempotency_key
         try:
             answer = replays.answer(request)
