@@ -196,6 +196,7 @@ def test_readyz_and_metrics_of_a_running_service(tmp_path):
 def test_backup_and_restore_bring_back_the_data_as_it_was(tmp_path):
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
+    from django.core.management.base import CommandError
 
     from zeromemory.management.commands.backup import postgres_bin
 
@@ -213,4 +214,18 @@ def test_backup_and_restore_bring_back_the_data_as_it_was(tmp_path):
 
     users.create_user("after the backup", password="later password")
     call_command("restore", str(target), noinput=True, stdout=io.StringIO())
+    assert set(users.values_list("username", flat=True)) == {"kept"}
+
+    # A database restored once backs up and restores again the same way.
+    again = tmp_path / "backups" / "again.dump"
+    call_command("backup", str(again), stdout=io.StringIO())
+    users.create_user("after the second backup", password="later password")
+    call_command("restore", str(again), noinput=True, stdout=io.StringIO())
+    assert set(users.values_list("username", flat=True)) == {"kept"}
+
+    # A dump that is not one fails before anything is replaced.
+    broken = tmp_path / "backups" / "broken.dump"
+    broken.write_bytes(b"PGDMP not really a dump")
+    with pytest.raises(CommandError, match="pg_restore failed"):
+        call_command("restore", str(broken), noinput=True, stdout=io.StringIO())
     assert set(users.values_list("username", flat=True)) == {"kept"}

@@ -21,15 +21,21 @@ def postgres_bin(name: str) -> Path:
     return Path(pgserver.__file__).parent / "pginstall" / "bin" / name
 
 
-def run_client(program: str, args: list[str]) -> str:
-    """Run pg_dump or pg_restore against Django's database; raise CommandError if it fails."""
+def client_command(program: str, args: list[str]) -> tuple[list[str], dict[str, str]]:
+    """The command line and environment of a PostgreSQL client program (pg_dump, psql) that
+    connects to Django's database."""
     db = connection.settings_dict
     command = [str(postgres_bin(program))]
     for option, key in (("--host", "HOST"), ("--port", "PORT"), ("--username", "USER")):
         if db[key]:
             command.append(f"{option}={db[key]}")
     command += ["--no-password", *args]
-    env = {**os.environ, "PGPASSWORD": db["PASSWORD"] or ""}
+    return command, {**os.environ, "PGPASSWORD": db["PASSWORD"] or ""}
+
+
+def run_client(program: str, args: list[str]) -> str:
+    """Run pg_dump or pg_restore against Django's database; raise CommandError if it fails."""
+    command, env = client_command(program, args)
     done = subprocess.run(command, env=env, capture_output=True, text=True)
     if done.returncode != 0:
         raise CommandError(f"{program} failed: {done.stderr.strip()}")
