@@ -72,16 +72,18 @@ END
 $$;
 CREATE TRIGGER memory_search_insert AFTER INSERT ON memories_memory
     FOR EACH ROW EXECUTE FUNCTION memories_memorysearch_mirror();
--- `valid` and `search_vector` are generated from the validity bounds and the content.
+-- `valid` and `search_vector` are generated from the validity bounds and the content. The
+-- embeddings are compared as text: pgvector's `=` lives in the extension's schema, which a
+-- restore (pg_dump's empty search_path) would not find in the condition.
 CREATE TRIGGER memory_search_update
     AFTER UPDATE OF scope_id, kind_id, valid_from, valid_until, validity_gaps, translation_status,
         embedding, content
     ON memories_memory FOR EACH ROW
     WHEN ((OLD.scope_id, OLD.kind_id, OLD.valid, OLD.valid_from, OLD.valid_until,
-           OLD.validity_gaps, OLD.translation_status, OLD.embedding, OLD.search_vector)
+           OLD.validity_gaps, OLD.translation_status, OLD.embedding::text, OLD.search_vector)
           IS DISTINCT FROM
           (NEW.scope_id, NEW.kind_id, NEW.valid, NEW.valid_from, NEW.valid_until,
-           NEW.validity_gaps, NEW.translation_status, NEW.embedding, NEW.search_vector))
+           NEW.validity_gaps, NEW.translation_status, NEW.embedding::text, NEW.search_vector))
     EXECUTE FUNCTION memories_memorysearch_mirror();
 """
 
