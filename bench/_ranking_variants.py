@@ -80,6 +80,7 @@ class Variant(Tuning):
         self, *, scopes: str, kinds: bool, mode: str, k: int, rows: int, as_of: bool = False
     ) -> str:
         where = product.row_filter(scopes=scopes, kinds=kinds, as_of=as_of)
+        search_where = product.row_filter(scopes=scopes, kinds=kinds, as_of=as_of, search=True)
         n_vec, n_fts = int(self.vector_depth * k), int(self.fulltext_depth * k)
         pool_condition = "true" if self.any_term_always else ONLY_WITHOUT_STRICT
         if self.bm25:
@@ -103,11 +104,17 @@ class Variant(Tuning):
             coverage = f"power(f.coverage, {float(self.coverage_power)})"
             fused = RRF_FUSED.format(rrf_k=RRF_K, coverage=coverage)
         return product.assemble(
-            vector_leg=product.vector_leg(filter=where, rows=rows, n_vec=n_vec)
+            vector_leg=product.vector_leg(
+                filter=where, search_filter=search_where, rows=rows, n_vec=n_vec
+            )
             if mode != "fulltext"
             else product.NO_VECTOR_LEG,
             fulltext_leg=product.fulltext_leg(
-                filter=where, term_rows=self.term_rows, n_fts=n_fts, scoring=scoring, order=order
+                filter=search_where,
+                term_rows=self.term_rows,
+                n_fts=n_fts,
+                scoring=scoring,
+                order=order,
             )
             if mode != "vector"
             else product.NO_FULLTEXT_LEG,

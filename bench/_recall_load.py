@@ -118,7 +118,9 @@ def _copy_escape(value: str) -> str:
     )
 
 
-SEARCH_INDEXES = ("memory_embedding_hnsw", "window_embedding_hnsw", "memory_search_gin")
+# The search copy's (memories.models.search: a partitioned index is built on every partition)
+# and the windows'.
+SEARCH_INDEXES = ("memorysearch_embedding_hnsw", "window_embedding_hnsw", "memorysearch_gin")
 
 
 def drop_search_indexes() -> list[str]:
@@ -127,7 +129,9 @@ def drop_search_indexes() -> list[str]:
 
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT indexdef FROM pg_indexes WHERE indexname = ANY(%s)", [list(SEARCH_INDEXES)]
+            "SELECT replace(indexdef, ' ON ONLY ', ' ON ') FROM pg_indexes"
+            " WHERE indexname = ANY(%s)",
+            [list(SEARCH_INDEXES)],
         )
         definitions = [row[0] for row in cursor.fetchall()]
         for name in SEARCH_INDEXES:
@@ -146,5 +150,6 @@ def create_search_indexes(definitions: list[str]) -> float:
             cursor.execute(definition)
         cursor.execute("RESET maintenance_work_mem")
         cursor.execute("VACUUM ANALYZE memories_memory")
+        cursor.execute("VACUUM ANALYZE memories_memorysearch")
         cursor.execute("VACUUM ANALYZE memories_memorywindow")
     return time.perf_counter() - started

@@ -98,11 +98,11 @@ def copy_turns(scopes: list[str], copies: int) -> None:
     ids = list(Scope.objects.filter(public_id__in=scopes).values_list("id", flat=True))
     started = time.perf_counter()
     with connection.cursor() as cursor:
-        cursor.execute("DROP INDEX memory_embedding_hnsw")
+        cursor.execute("DROP INDEX memorysearch_embedding_hnsw")
         cursor.execute(_COPIES, [copies, ids])
         cursor.execute("SET maintenance_work_mem = '512MB'")
         cursor.execute(
-            "CREATE INDEX memory_embedding_hnsw ON memories_memory USING hnsw "
+            "CREATE INDEX memorysearch_embedding_hnsw ON memories_memorysearch USING hnsw "
             "(embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
         )
     print(f"  copied in SQL: {time.perf_counter() - started:.0f} s", flush=True)

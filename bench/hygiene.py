@@ -155,7 +155,7 @@ def scan_bench(n: int, scopes: int) -> None:
     vectors, scope_of, group_of = clustered(n, scopes, np.random.default_rng(5))
     started = time.perf_counter()
     with connection.cursor() as cursor:
-        cursor.execute("DROP INDEX memory_embedding_hnsw")
+        cursor.execute("DROP INDEX memorysearch_embedding_hnsw")
     batch = []
     for i, vector in enumerate(vectors):
         text = f"Synthetic memory {i} of group {group_of[i]}."
@@ -172,7 +172,7 @@ def scan_bench(n: int, scopes: int) -> None:
     with connection.cursor() as cursor:
         cursor.execute("SET maintenance_work_mem = '512MB'")
         cursor.execute(
-            "CREATE INDEX memory_embedding_hnsw ON memories_memory USING hnsw "
+            "CREATE INDEX memorysearch_embedding_hnsw ON memories_memorysearch USING hnsw "
             "(embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
         )
     print(

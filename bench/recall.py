@@ -137,9 +137,10 @@ def main() -> None:
         print_quality(f"quality on the labelled set among all {total} memories:", results)
 
         plan = explain_recall(actor, queries[0].text)
+        # The search copy's indexes are its partitions' (memories_memorysearch_N_..._idx).
         uses = {
             name: name in plan
-            for name in ("memory_embedding_hnsw", "window_embedding_hnsw", "memory_search_gin")
+            for name in ("_embedding_idx", "window_embedding_hnsw", "_search_vector_idx")
         }
         print(
             "plan at full size: "

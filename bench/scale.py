@@ -2,7 +2,6 @@
 1,000,000 memories, in one run, over HTTP from this process to a real server.
 
     .venv/bin/python bench/scale.py [--sizes 10000,100000,1000000] [--requests 50] [--keep]
-                                    [--partitions 16] [--partition-sizes 100000]
 
 The data set is a company's deployment (bench/_scale_data.py): 400 people, each with a personal
 scope and in 19 of 80 team and project scopes; at a million memories the personal scopes hold 500
@@ -13,20 +12,20 @@ episodes, short decisions, conventions, gotchas, preferences, facts).
 Stage by stage, in one run: the first stage writes a part through /api/v1/memories/batch (each
 memory embedded by the server, `--http` of them); every stage copies the rest in SQL (a written
 memory's text with a serial number, its embedding moved by a little noise, a time in the past
-year) with the HNSW index dropped and built once after (timed); then, one request at a time over
-one keep-alive connection, p50 and p95 of: recall in the largest scope, across person 0's 20
-scopes, across all 81 of the admin's; recall across the person's scopes with `as_of`;
+year) and fills the search copy of the new memories in one statement (memories.models.search:
+the table partitioned by scope that recall searches), its indexes dropped before and built once
+after (timed: the partitions' HNSW indexes, then the others); then, one request at a time over
+one keep-alive connection, p50 and p95 of (`--passes` times, 2 by default: the first on the
+caches the build left, the next on caches the requests warmed; the summary is the last's):
+recall in the largest scope, across person 0's 20 scopes, across all 81 of the admin's; recall
+across the person's scopes with `as_of`;
 build_context; briefing; remember, single and in batches of 100, into the largest scope; a
 memory's history; the insights answer; the export of the largest scope (memories/s); one hygiene
 scan of it (every slice); the resident memory of the web processes and of the worker; the table
 and index sizes per memory. An empty HTTP server's GET p50 is measured beside them, the floor.
 
-With `--partitions N`, at the sizes of `--partition-sizes`, a copy of the memories table
-hash-partitioned by scope into N partitions (an HNSW and a GIN index each) and recall's statement
-run bare from psycopg on it and on the one table (bench/_scale_partitions.py).
-
-The data directory is bench/.cache/scale/ (its server log there); `--keep` reuses it (the stages
-already built are not built again), otherwise it starts empty.
+The data directory is bench/.cache/scale/ (or `--data-dir`; its server log there); `--keep` reuses
+it (the stages already built are not built again), otherwise it starts empty.
 """
 
 from __future__ import annotations
@@ -95,8 +94,8 @@ def processes_memory(data_dir: Path) -> dict[str, float]:
 
 
 def sizes_per_memory() -> dict[str, float]:
-    """Bytes per memory of the memories table, each of its indexes, and the tables that hang
-    off it."""
+    """Bytes per memory of the memories table, each of its indexes, its search copy (all its
+    partitions) with each of its indexes, and the tables that hang off it."""
     from django.db import connection
 
     with connection.cursor() as cursor:
@@ -106,13 +105,25 @@ def sizes_per_memory() -> dict[str, float]:
             "SELECT 'table (heap + TOAST)', pg_table_size('memories_memory')"
             " UNION ALL SELECT 'index ' || indexname, pg_relation_size(indexname::regclass)"
             " FROM pg_indexes WHERE tablename = 'memories_memory'"
+            " UNION ALL SELECT 'search copy (heap + TOAST, every partition)',"
+            " sum(pg_table_size(relid))"
+            " FROM pg_partition_tree('memories_memorysearch') WHERE isleaf"
+            " UNION ALL SELECT 'search copy index ' || i.indexname, sum(pg_relation_size(t.relid))"
+            " FROM pg_indexes i CROSS JOIN LATERAL pg_partition_tree(i.indexname::regclass) t"
+            " WHERE i.tablename = 'memories_memorysearch' AND t.isleaf GROUP BY i.indexname"
             " UNION ALL SELECT relname, pg_total_relation_size(oid) FROM pg_class"
             " WHERE relname IN ('memories_provenance', 'memories_validityperiod',"
             " 'memories_memorywindow')"
         )
         sizes = {name: size / memories for name, size in cursor.fetchall()}
-        cursor.execute("SELECT pg_total_relation_size('memories_memory')")
-        sizes["memories_memory in all"] = cursor.fetchone()[0] / memories
+        cursor.execute(
+            "SELECT pg_total_relation_size('memories_memory'),"
+            " (SELECT sum(pg_total_relation_size(relid))"
+            " FROM pg_partition_tree('memories_memorysearch') WHERE isleaf)"
+        )
+        table, search = cursor.fetchone()
+        sizes["memories_memory in all"] = table / memories
+        sizes["memories_memorysearch in all"] = search / memories
     return sizes
 
 
@@ -267,53 +278,14 @@ def history_ids(scope: str) -> list[str]:
         return [public_id for (public_id,) in cursor.fetchall()]
 
 
-def partition_cases(state: dict) -> dict[str, tuple[int, ...]]:
-    """The scope ids the access module gives for the three recalls."""
-    from django.contrib.auth import get_user_model
-
-    from scopes import access
-    from zeromemory.core.actor import Actor
-
-    users = get_user_model()
-    person = Actor(user=users.objects.get(username="person-000"))
-    admin = Actor(user=users.objects.get(username="bench"))
-    largest = tuple(access.readable_scopes(admin).filter(public_id=state["largest"]).values_list(
-        "id", flat=True))  # fmt: skip
-    return {
-        "one scope (the largest)": largest,
-        f"a person's {SCOPES_PER_PERSON} scopes": tuple(
-            access.readable_scopes(person).values_list("id", flat=True)
-        ),
-        f"the admin's {state['admin_scopes']} scopes": tuple(
-            access.readable_scopes(admin).values_list("id", flat=True)
-        ),
-    }
-
-
-def run_partitions(state: dict, partitions: int, requests: int) -> dict:
-    import _scale_partitions
-
-    asks = Requests(state)
-    queries = [next(asks.queries) for _ in range(20)]
-    with _scale_partitions.connect() as connection, connection.cursor() as cursor:
-        print(f"  partitioning: a copy in {partitions} hash partitions by scope", flush=True)
-        timings = _scale_partitions.build(cursor, partitions)
-        try:
-            results = _scale_partitions.measure(
-                cursor, cases=partition_cases(state), queries=queries, requests=requests
-            )
-        finally:
-            _scale_partitions.drop(cursor)
-    return {"timings": timings, "results": results, "partitions": partitions}
-
-
 def report(stage: dict) -> None:
     size = stage["memories"]
     measured = stage["measured"]
     floor = statistics.median(measured["floor"])
     print()
     print(
-        f"=== {size:,} memories ({stage['largest_count']:,} in the largest scope); load average"
+        f"=== {size:,} memories ({stage['largest_count']:,} in the largest scope), pass"
+        f" {stage['pass']}; load average"
         f" {stage['load'][0]:.1f} before, {stage['load'][1]:.1f} after the measuring ==="
     )
     print(f"{'request at ' + f'{size:,}':46s} {'p50 ms':>8s} {'p95 ms':>8s}")
@@ -346,40 +318,28 @@ def report(stage: dict) -> None:
         print(f"  {name:60s} {per:8.0f}")
     timings = stage["timings"]
     print(
-        f"built at {size:,}: copy in SQL {timings['copy']:.0f} s, HNSW index "
-        f"{timings['index']:.0f} s, vacuum + analyze {timings['vacuum']:.0f} s"
+        f"built at {size:,}: copy in SQL {timings['copy']:.0f} s, search rows "
+        f"{timings.get('search_fill', 0):.0f} s, HNSW indexes {timings['index']:.0f} s, GIN and "
+        f"memory_id indexes {timings.get('other_indexes', 0):.0f} s, vacuum + analyze "
+        f"{timings['vacuum']:.0f} s"
     )
 
 
-def report_partitions(stage: dict) -> None:
-    size = stage["memories"]
-    if "partitions" in stage:
-        part = stage["partitions"]
-        print(
-            f"partitioning at {size:,} ({part['partitions']} hash partitions by scope; copy "
-            f"{part['timings']['copy']:.0f} s, HNSW indexes {part['timings']['index']:.0f} s); "
-            "recall's statement bare from psycopg:"
-        )
-        print(f"  {'scopes':34s} {'table':26s} {'p50 ms':>8s} {'p95 ms':>8s}  partitions read")
-        for (case, label), result in part["results"].items():
-            read = result["partitions"] if label != "one table" else "-"
-            print(f"  {case:34s} {label:26s} {result['p50']:8.2f} {result['p95']:8.2f}  {read}")
-
-
-def summary(stages: list[dict]) -> None:
+def summary(stages: list[dict], key: str = "measured") -> None:
     if len(stages) < 2:
         return
     print()
-    names = list(stages[0]["measured"]["rows"])
+    print("the first pass, on the caches each build left:" if key == "first" else "the last pass:")
+    names = list(stages[0][key]["rows"])
     header = "".join(f"{stage['memories']:>18,}" for stage in stages)
     print(f"{'p50 / p95 ms at':46s}{header}   growth of p95")
     for name in names:
         cells = ""
         for stage in stages:
-            latencies = stage["measured"]["rows"][name]
+            latencies = stage[key]["rows"][name]
             cells += f"{statistics.median(latencies):9.1f}/{percentile(latencies, 95):<8.1f}"
-        first = percentile(stages[0]["measured"]["rows"][name], 95)
-        last = percentile(stages[-1]["measured"]["rows"][name], 95)
+        first = percentile(stages[0][key]["rows"][name], 95)
+        last = percentile(stages[-1][key]["rows"][name], 95)
         print(f"{name:46s}{cells}   {last / first:.2f}x")
 
 
@@ -388,16 +348,15 @@ def main() -> None:
     parser.add_argument("--sizes", default="10000,100000,1000000")
     parser.add_argument("--requests", type=int, default=50, help="per kind of request")
     parser.add_argument("--batches", type=int, default=5, help="batches of 100 remembered")
+    parser.add_argument("--passes", type=int, default=2, help="measurements per stage")
     parser.add_argument("--http", type=int, default=2000, help="memories written over HTTP")
-    parser.add_argument("--keep", action="store_true", help="reuse bench/.cache/scale/")
-    parser.add_argument("--partitions", type=int, default=16)
-    parser.add_argument("--partition-sizes", default="100000,1000000")
+    parser.add_argument("--keep", action="store_true", help="reuse the data directory")
+    parser.add_argument("--data-dir", type=Path, default=CACHE)
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
     sizes = sorted(int(size) for size in args.sizes.split(","))
-    partition_sizes = {int(size) for size in args.partition_sizes.split(",") if size}
 
-    data_dir = CACHE
+    data_dir = args.data_dir.resolve()
     state_file = data_dir / "state.json"
     if not args.keep or not state_file.exists():
         shutil.rmtree(data_dir, ignore_errors=True)
@@ -454,13 +413,18 @@ def main() -> None:
                     "largest_count": largest_scope_count(state),
                     "timings": timings,
                 }
-                load_before = os.getloadavg()[0]
-                stage["measured"] = measure(port, data_dir, state, args.requests, args.batches)
-                stage["load"] = (load_before, os.getloadavg()[0])
-                report(stage)
-                if args.partitions and size in partition_sizes:
-                    stage["partitions"] = run_partitions(state, args.partitions, args.requests)
-                    report_partitions(stage)
+                # Each pass asks every request again: the first runs on the caches the build
+                # left (it evicted the pages the requests read), the later ones on caches the
+                # requests warmed, as on a server that has been answering. The summary is the
+                # last pass's.
+                stage["passes"] = []
+                for number in range(1, args.passes + 1):
+                    load_before = os.getloadavg()[0]
+                    stage["measured"] = measure(port, data_dir, state, args.requests, args.batches)
+                    stage["load"] = (load_before, os.getloadavg()[0])
+                    stage["pass"] = number
+                    report(stage)
+                    stage["passes"].append({"measured": stage["measured"], "load": stage["load"]})
                 stage["seconds"] = time.perf_counter() - started
                 print(f"stage {size:,} took {stage['seconds']:.0f} s", flush=True)
                 stages.append(stage)
@@ -471,21 +435,13 @@ def main() -> None:
         f"written over HTTP at {state['load_rate']:.0f} memories/s; setup "
         f"{state['setup_seconds']:.0f} s"
     )
+    for stage in stages:
+        stage["first"] = stage["passes"][0]["measured"]
+    if args.passes > 1:
+        summary(stages, "first")
     summary(stages)
     if args.json:
-        args.json.write_text(
-            json.dumps(
-                [
-                    {**stage, "partitions": {
-                        f"{case} / {label}": result
-                        for (case, label), result in stage.get("partitions", {}).get(
-                            "results", {}).items()}}
-                    for stage in stages
-                ],
-                default=str,
-                indent=1,
-            )
-        )  # fmt: skip
+        args.json.write_text(json.dumps(stages, default=str, indent=1))
 
 
 if __name__ == "__main__":

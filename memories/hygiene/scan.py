@@ -55,9 +55,9 @@ SET LOCAL jit = off;
 SELECT s.id, s.scope_id, n.id, n.similarity
 FROM memories_memory s
 CROSS JOIN LATERAL (
-    SELECT m.id, 1 - (m.embedding <=> s.embedding) AS similarity
-    FROM memories_memory m
-    WHERE m.scope_id = s.scope_id AND m.valid AND m.id <> s.id
+    SELECT m.memory_id AS id, 1 - (m.embedding <=> s.embedding) AS similarity
+    FROM memories_memorysearch m
+    WHERE m.scope_id = s.scope_id AND m.valid AND m.memory_id <> s.id
       AND m.embedding IS NOT NULL AND m.translation_status <> 'pending'
     ORDER BY m.embedding <=> s.embedding
     LIMIT {neighbours:d}

@@ -54,6 +54,7 @@ from memories.models.portability import (
 )
 from memories.models.records import IdempotencyRecord, MemoryVersion, MemoryWindow, Provenance
 from memories.models.rules import ReportedUse, Rule, RuleStatus, RuleVersion, UsageCounter
+from memories.models.search import SEARCH_PARTITIONS, MemorySearch
 from memories.models.validity import ValidityEnd, ValidityPeriod, ValidityStart
 
 __all__ = [
@@ -93,11 +94,13 @@ __all__ = [
     "Memory",
     "MemoryKind",
     "MemoryLink",
+    "MemorySearch",
     "MemoryState",
     "MemoryVersion",
     "MemoryWindow",
     "MentionSource",
     "Provenance",
+    "SEARCH_PARTITIONS",
     "PurgeRecord",
     "Relation",
     "ReportedUse",

@@ -14,13 +14,12 @@ from __future__ import annotations
 from functools import partial
 
 from django.conf import settings
-from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 from django.db.models import ExpressionWrapper, Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
-from pgvector.django import HnswIndex, VectorField
+from pgvector.django import VectorField
 
 from memories.models.catalogue import (
     EMBEDDING_DIMENSIONS,
@@ -151,15 +150,9 @@ class Memory(models.Model):
                 name="memory_one_valid_per_text",
             ),
         ]
+        # The embedding's HNSW and the text's GIN index are on the search copy
+        # (memories.models.search), partitioned by scope: recall reads them there.
         indexes = [
-            HnswIndex(
-                name="memory_embedding_hnsw",
-                fields=["embedding"],
-                m=16,
-                ef_construction=64,
-                opclasses=["vector_cosine_ops"],
-            ),
-            GinIndex(fields=["search_vector"], name="memory_search_gin"),
             models.Index(fields=["scope", "valid", "-created_at"], name="memory_scope_recent"),
             # The sections of context and briefings by kind (recent decisions, open loops): the
             # rows of those kinds only, however many episodes or facts the scopes hold.

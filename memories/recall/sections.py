@@ -138,7 +138,7 @@ def _at(as_of: datetime | None) -> dict[str, str]:
         return {"valid": "m.valid", "content": "m.content", "now": "now()", "age": AGE_DAYS}
     at = f"'{as_of.isoformat()}'::timestamptz"
     return {
-        "valid": VALID_AT.format(at=at),
+        "valid": VALID_AT.format(at=at, id="id"),
         "content": AT_VERSION.format(column="content", at=at),
         "now": at,
         "age": AGE_DAYS_AT.format(at=at),

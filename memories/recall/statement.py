@@ -37,10 +37,12 @@ AGE_DAYS = AGE_DAYS_AT.format(at="now()")
 # The memory `m` was valid at the instant {at}: within its outer bounds, and, only when it has a
 # gap (forgotten or superseded, then restored), inside one of its periods. Most rows are decided
 # by their own columns; the periods' index is read for the few with gaps.
+# `m` is a memory or its search row (memories_memorysearch, whose `memory_id` is the memory's
+# id): both carry the bounds.
 VALID_AT = (
     "m.valid_from <= {at} AND (m.valid_until IS NULL OR m.valid_until > {at})"
     " AND (NOT m.validity_gaps OR EXISTS (SELECT 1 FROM memories_validityperiod p"
-    " WHERE p.memory_id = m.id AND p.valid_from <= {at}"
+    " WHERE p.memory_id = m.{id} AND p.valid_from <= {at}"
     " AND (p.valid_until IS NULL OR p.valid_until > {at})))"
 )
 # What `m` said at {at}: the text an edit after that instant replaced (the earliest version
@@ -132,6 +134,9 @@ class Tuning:
 
 PRODUCT = Tuning()
 
+# The rows a leg may return, on a memory or its search row `m` (the same column names). On the
+# search table the scope ids, written into the statement as literals, let the planner read only
+# their partitions (memories.models.search).
 FILTER = "m.valid AND m.scope_id = ANY({scopes}){kinds}"
 
 # The vector leg either compares every readable row (exact: the scope index, then a sort by
@@ -147,9 +152,9 @@ INDEX_PATH = {"order": "", "setting": "SET LOCAL enable_sort = off;"}
 
 VECTOR_LEG = """
 vec_memory AS MATERIALIZED (
-    SELECT m.id, m.embedding <=> (SELECT qv FROM input) AS distance
-    FROM memories_memory m
-    WHERE m.embedding IS NOT NULL AND {filter}
+    SELECT m.memory_id AS id, m.embedding <=> (SELECT qv FROM input) AS distance
+    FROM memories_memorysearch m
+    WHERE m.embedding IS NOT NULL AND {search_filter}
     ORDER BY (m.embedding <=> (SELECT qv FROM input)){order}
     LIMIT {n_vec}
 ),
@@ -180,7 +185,7 @@ vec AS (SELECT NULL::bigint AS id, NULL::float8 AS distance, NULL::bigint AS ran
 # they match: coverage (their idf over that of all terms) and a weight; fts ranks them by it.
 FULLTEXT_LEG = """
 fts_strict AS MATERIALIZED (
-    SELECT m.id FROM memories_memory m CROSS JOIN input i
+    SELECT m.memory_id AS id FROM memories_memorysearch m CROSS JOIN input i
     WHERE m.search_vector @@ i.tsq AND {filter}
     LIMIT {scan_limit}
 ),
@@ -195,7 +200,7 @@ fts_terms AS MATERIALIZED (
     ) t
     CROSS JOIN LATERAL (
         SELECT coalesce(array_agg(x.id), '{{}}'::bigint[]) AS ids FROM (
-            SELECT m.id FROM memories_memory m
+            SELECT m.memory_id AS id FROM memories_memorysearch m
             WHERE m.search_vector @@ t.term AND {filter}
             LIMIT {term_rows}
         ) x
@@ -397,19 +402,23 @@ def common_mentions(rows: int) -> int:
     return max(COMMON_MENTIONS_MIN, int(COMMON_SHARE * rows))
 
 
-def row_filter(*, scopes: str, kinds: bool, as_of: bool) -> str:
+def row_filter(*, scopes: str, kinds: bool, as_of: bool, search: bool = False) -> str:
     """The rows a leg may return: valid (at the `as_of` parameter's instant, with `as_of`) in
-    the scopes, of the kinds the `kinds` parameter holds (with `kinds`)."""
+    the scopes, of the kinds the `kinds` parameter holds (with `kinds`); on the memory `m`, or
+    on its search row with `search`."""
     kinds_filter = " AND m.kind_id = ANY((SELECT kinds FROM input)::text[])" if kinds else ""
     found = FILTER.format(scopes=scopes, kinds=kinds_filter)
     if as_of:
-        found = found.replace("m.valid AND ", VALID_AT.format(at=AS_OF) + " AND ", 1)
+        valid_at = VALID_AT.format(at=AS_OF, id="memory_id" if search else "id")
+        found = found.replace("m.valid AND ", valid_at + " AND ", 1)
     return found
 
 
-def vector_leg(*, filter: str, rows: int, n_vec: int) -> str:
+def vector_leg(*, filter: str, search_filter: str, rows: int, n_vec: int) -> str:
     path = EXACT_PATH if rows <= EXACT_ROWS else INDEX_PATH
-    return VECTOR_LEG.format(filter=filter, n_vec=n_vec, order=path["order"])
+    return VECTOR_LEG.format(
+        filter=filter, search_filter=search_filter, n_vec=n_vec, order=path["order"]
+    )
 
 
 def fulltext_leg(*, filter: str, term_rows: int, n_fts: int, scoring: str, order: str) -> str:
@@ -487,14 +496,15 @@ def statement(
     and kind they had then. The candidates are found by their text now.
     """
     where = row_filter(scopes=scopes, kinds=kinds, as_of=as_of)
+    search_where = row_filter(scopes=scopes, kinds=kinds, as_of=as_of, search=True)
     n_vec, n_fts = int(tuning.vector_depth * k), int(tuning.fulltext_depth * k)
     bm25 = BM25_SCORING.format(idf=BM25_IDF.format(rows=int(rows)), n_fts=n_fts)
     return assemble(
-        vector_leg=vector_leg(filter=where, rows=rows, n_vec=n_vec)
+        vector_leg=vector_leg(filter=where, search_filter=search_where, rows=rows, n_vec=n_vec)
         if mode != "fulltext"
         else NO_VECTOR_LEG,
         fulltext_leg=fulltext_leg(
-            filter=where,
+            filter=search_where,
             term_rows=tuning.term_rows,
             n_fts=n_fts,
             scoring=bm25,

@@ -40,16 +40,19 @@ def identical_many(prepared: list[Prepared]) -> dict[tuple[int, str], Memory]:
     }
 
 
+# The nearest on the search copy (memories.models.search): the scope, known only when the
+# statement runs, prunes its partitions then; the memory is read by its id.
 _NEAR_SQL = """
-SELECT q.i, m.public_id, m.distance, m.created_at
+SELECT q.i, m.public_id, n.distance, m.created_at
 FROM unnest(%s::int[], %s::bigint[], %s::text[]::vector[]) AS q(i, scope_id, v)
 CROSS JOIN LATERAL (
-    SELECT public_id, created_at, embedding <=> q.v AS distance
-    FROM memories_memory
-    WHERE scope_id = q.scope_id AND valid AND embedding IS NOT NULL
-    ORDER BY embedding <=> q.v
+    SELECT x.memory_id, x.embedding <=> q.v AS distance
+    FROM memories_memorysearch x
+    WHERE x.scope_id = q.scope_id AND x.valid AND x.embedding IS NOT NULL
+    ORDER BY x.embedding <=> q.v
     LIMIT 3
-) AS m
+) AS n
+JOIN memories_memory m ON m.id = n.memory_id
 """
 
 
