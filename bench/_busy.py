@@ -122,10 +122,9 @@ def server_pids(port: int) -> list[int]:
     return found
 
 
-def profile(folder: Path | None, pids: list[int], seconds: float) -> list[subprocess.Popen]:
-    if folder is None:
-        return []
-    folder.mkdir(parents=True, exist_ok=True)
+def record(pids: list[int], output: Path, seconds: float, rate: int) -> list[subprocess.Popen]:
+    """py-spy recording each of `pids` for `seconds` at `rate` samples/s, as collapsed stacks
+    in <output stem>-<pid>.txt beside `output`."""
     py_spy = Path(sys.executable).with_name("py-spy")
     return [
         subprocess.Popen(
@@ -135,20 +134,27 @@ def profile(folder: Path | None, pids: list[int], seconds: float) -> list[subpro
                 "--pid",
                 str(pid),
                 "--duration",
-                str(int(seconds)),
+                str(max(1, round(seconds))),
                 "--rate",
-                "200",
+                str(rate),
                 "--format",
                 "raw",
-                "--output",
-                str(folder / f"web-{pid}.txt"),
                 "--nonblocking",
+                "--output",
+                str(output.with_name(f"{output.stem}-{pid}.txt")),
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
         for pid in pids
     ]
+
+
+def profile(folder: Path | None, pids: list[int], seconds: float) -> list[subprocess.Popen]:
+    if folder is None:
+        return []
+    folder.mkdir(parents=True, exist_ok=True)
+    return record(pids, folder / "web.txt", seconds, rate=200)
 
 
 def model_ceiling(*, short: list[str], chat: list[str]) -> dict[str, float]:

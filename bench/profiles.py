@@ -19,13 +19,12 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import subprocess
 import sys
 import time
 from collections import Counter
 from pathlib import Path
 
-from _busy import server_pids, web_pids, worker_paused
+from _busy import record, server_pids, web_pids, worker_paused
 from _django import ROOT, percentile, setup_for
 from _server import Api, served
 from _serving_data import data_dir_for, prepared
@@ -57,32 +56,6 @@ KINDS = {
     "short": "batch of 100 short",
     "chat": "batch of 100 chat turns",
 }
-
-
-def record(pids: list[int], output: Path, seconds: float, rate: int) -> list[subprocess.Popen]:
-    py_spy = Path(sys.executable).with_name("py-spy")
-    return [
-        subprocess.Popen(
-            [
-                str(py_spy),
-                "record",
-                "--pid",
-                str(pid),
-                "--duration",
-                str(max(1, round(seconds))),
-                "--rate",
-                str(rate),
-                "--format",
-                "raw",
-                "--nonblocking",
-                "--output",
-                str(output.with_name(f"{output.stem}-{pid}.txt")),
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        for pid in pids
-    ]
 
 
 def stacks(files: list[Path]) -> list[tuple[list[str], int]]:

@@ -30,6 +30,17 @@ MEM0_MEMORIES = [
     ),
 ]
 MEM0_FIRST_TEXT = "Tomas prefers review comments as plain notes."
+AWS_KEY = "AKIA" + "QWERTYUIOPASDFGH"
+
+
+def post(client, scope_id: str, system: str, body, query: str = ""):
+    """POST `body` (JSON, or bytes as they are) to the import-from route of `system`."""
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    return client.post(
+        f"/api/v1/scopes/{scope_id}/import-from/{system}{query}",
+        data,
+        content_type="application/json",
+    )
 
 
 def mem0_export(directory: Path) -> dict[str, Any]:

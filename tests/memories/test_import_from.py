@@ -15,15 +15,15 @@ from django.test import override_settings
 from memories.models import ImportedMemory, Memory, MemoryLink, Provenance
 from tests.memories.canonical_support import GERMAN
 from tests.memories.import_from_support import (
+    AWS_KEY,
     MEM0_FIRST_TEXT,
     MEM0_MEMORIES,
     letta_agent_file,
     letta_passages,
     mem0_export,
+    post,
     supermemory_documents,
 )
-
-AWS_KEY = "AKIA" + "QWERTYUIOPASDFGH"
 
 
 @pytest.fixture(scope="session")
@@ -34,15 +34,6 @@ def mem0_file(tmp_path_factory) -> dict:
 @pytest.fixture
 def writer(tenancy, api, kinds_seeded):
     return api(tenancy.writer)
-
-
-def post(client, scope_id: str, system: str, body, query: str = ""):
-    data = body if isinstance(body, bytes) else json.dumps(body).encode()
-    return client.post(
-        f"/api/v1/scopes/{scope_id}/import-from/{system}{query}",
-        data,
-        content_type="application/json",
-    )
 
 
 def mem0_item(memory_id: str, text: str, **more) -> dict:

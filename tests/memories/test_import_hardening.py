@@ -14,22 +14,12 @@ from django.test import override_settings
 from memories.models import ImportedMemory, Memory, Provenance
 from tests.memories.graphiti_support import dump
 from tests.memories.graphiti_support import graph as graph_of
-
-AWS_KEY = "AKIA" + "QWERTYUIOPASDFGH"
+from tests.memories.import_from_support import AWS_KEY, post
 
 
 @pytest.fixture
 def writer(tenancy, api, kinds_seeded):
     return api(tenancy.writer)
-
-
-def post(client, scope_id: str, system: str, body, query: str = ""):
-    data = body if isinstance(body, bytes) else json.dumps(body).encode()
-    return client.post(
-        f"/api/v1/scopes/{scope_id}/import-from/{system}{query}",
-        data,
-        content_type="application/json",
-    )
 
 
 def mem0_item(memory_id: str, text: str, **more) -> dict:
