@@ -1,9 +1,12 @@
 """remember(): the one write path every surface uses (REST, MCP, dashboard, ingest).
 
 In order: the content guard refuses secrets; validation (NUL, text, size, kind, author, writable
-scope); what the text derives (hash and language, from `memories.canonical.content`); an
-identical valid memory in the scope absorbs the write (a provenance row, no new memory);
-otherwise embed, look for near duplicates (cosine >= 0.92), insert with provenance, and enqueue
+scope); once every request is checked and authorized, the model starts on their texts in
+another thread (`EmbeddedAhead`: a refused request never runs it) while this one derives what
+the texts give (hash, language, entities, from `memories.canonical.content`) and looks up
+identical memories; an identical valid memory in the scope absorbs the write (a provenance row,
+no new memory, its vector unused); otherwise take the vectors, look for near duplicates (cosine
+>= 0.92), insert with provenance, and enqueue
 canonicalization on commit when the text is not English. A memory capture holds for review is
 inserted forgotten, with an item in its scope's review queue. A partial unique index on (scope,
 content hash) among valid memories makes two racing identical writes one memory.
