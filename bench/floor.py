@@ -132,16 +132,38 @@ def model_floor(samples: dict) -> dict[str, float]:
 # The statements alone.
 
 
+# A statement the server runs as EXECUTE of one its connection prepared (zeromemory.core.prepared)
+# is replayed twice: planned with its values every time, as the statement alone was sent before
+# (the floor), and as the server sends it, with the plan its connection keeps.
+CUSTOM_PLAN = "SET LOCAL plan_cache_mode = force_custom_plan;"
+
+
 @dataclass
 class Statement:
     sql: str
     bare: list[float] = field(default_factory=list)  # ms from psycopg, round trip included
     planning: float | None = None  # ms, EXPLAIN (ANALYZE, TIMING)
     execution: float | None = None
+    kept: list[float] = field(default_factory=list)  # ms, EXECUTE with the kept plan
+    shown: str = ""  # the prepared statement's text, for an EXECUTE
+
+    @property
+    def prepared(self) -> bool:
+        return "EXECUTE zm_" in self.sql
+
+    @property
+    def planned_each_time(self) -> str:
+        """The message as it runs without a kept plan (the floor's)."""
+        if not self.prepared:
+            return self.sql
+        from zeromemory.core.prepared import GENERIC_PLAN
+
+        return CUSTOM_PLAN + " " + self.sql.replace(GENERIC_PLAN, "")
 
     @property
     def short(self) -> str:
-        return " ".join(self.sql.split())[:90]
+        text = " ".join((self.shown or self.sql).split())
+        return ("(prepared) " if self.prepared else "") + text[:90]
 
 
 @dataclass
@@ -227,17 +249,42 @@ def sequences_set_back(conn, moved: dict) -> Iterator[None]:
 
 
 def replay(conn, statements: list[Statement], moved: dict, replays: int) -> None:
-    """Each statement bare, `replays` times, each run in one transaction rolled back."""
+    """Each statement bare, `replays` times, each run in one transaction rolled back; those
+    the server prepares once more as it sends them, with the plan kept."""
     for _ in range(replays):
-        with sequences_set_back(conn, moved):
-            conn.execute("BEGIN")
-            for statement in statements:
-                started = time.perf_counter()
-                cursor = conn.execute(statement.sql)
-                if cursor.description:
-                    cursor.fetchall()
-                statement.bare.append((time.perf_counter() - started) * 1000)
-            conn.execute("ROLLBACK")
+        for kept in (False, True):
+            with sequences_set_back(conn, moved):
+                conn.execute("BEGIN")
+                for statement in statements:
+                    if kept and not statement.prepared:
+                        continue
+                    sql = statement.sql if kept else statement.planned_each_time
+                    started = time.perf_counter()
+                    cursor = conn.execute(sql)
+                    if cursor.description:
+                        cursor.fetchall()
+                    spent = (time.perf_counter() - started) * 1000
+                    (statement.kept if kept else statement.bare).append(spent)
+                conn.execute("ROLLBACK")
+
+
+def prepare_as_the_server(conn, statements: list[Statement]) -> None:
+    """The statements the server's connections prepared (zeromemory.core.prepared), prepared
+    on ours too, as this process's connection prepared them while capturing."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT name, statement FROM pg_prepared_statements WHERE name LIKE 'zm%%'")
+        found = dict(cursor.fetchall())
+    ours = {name for (name,) in conn.execute("SELECT name FROM pg_prepared_statements")}
+    for name, text in found.items():
+        if name not in ours:
+            conn.execute(text)
+    for statement in statements:
+        if statement.prepared:
+            name = statement.sql.split("EXECUTE ", 1)[1].split("(", 1)[0].strip()
+            body = found[name].split(" AS ", 1)[1]
+            statement.shown = body
 
 
 def explain(conn, statements: list[Statement], moved: dict) -> None:
@@ -250,7 +297,7 @@ def explain(conn, statements: list[Statement], moved: dict) -> None:
 
 def explain_each(conn, statements: list[Statement]) -> None:
     for statement in statements:
-        sql = statement.sql.lstrip()
+        sql = statement.planned_each_time.lstrip()
         while sql.upper().startswith("SET "):  # settings sent with a query, in one string
             setting, _, sql = sql.partition(";")
             conn.execute(setting)
@@ -327,7 +374,10 @@ def show(title: str, times: dict, model: dict, sql: dict, commit: float, loopbac
 
 
 def show_statements(sql: dict, commit: float) -> None:
-    print("\nstatements of one request (ms: bare from psycopg, median; EXPLAIN plan + exec)")
+    print(
+        "\nstatements of one request (ms: bare from psycopg, median; EXPLAIN plan + exec; "
+        "a prepared one planned each time, then run with the plan its connection keeps)"
+    )
     print(f"a commit that flushes the WAL: {commit:.2f} ms")
     for name in KINDS:
         captured = sql[name]
@@ -342,6 +392,8 @@ def show_statements(sql: dict, commit: float) -> None:
                 else " " * 13
             )
             print(f"  {statistics.median(statement.bare):6.2f}  {explain}  {statement.short}")
+            if statement.kept:
+                print(f"  {statistics.median(statement.kept):6.2f}  {'':13s}  (the plan kept)")
 
 
 def show_targets(times: dict, model: dict, sql: dict, label: str) -> None:
@@ -406,6 +458,8 @@ def main() -> None:
                 statements = {
                     name: [Statement(sql) for sql in sqls] for name, (sqls, _) in captured.items()
                 }
+                for found in statements.values():
+                    prepare_as_the_server(conn, found)
                 idle: dict[str, list[float]] = {}
                 loop: dict[str, list[float]] = {}
                 model_samples: dict[str, list[float]] = {}
