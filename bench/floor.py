@@ -133,9 +133,49 @@ def model_floor(samples: dict) -> dict[str, float]:
 
 
 # A statement the server runs as EXECUTE of one its connection prepared (zeromemory.core.prepared)
-# is replayed twice: planned with its values every time, as the statement alone was sent before
-# (the floor), and as the server sends it, with the plan its connection keeps.
-CUSTOM_PLAN = "SET LOCAL plan_cache_mode = force_custom_plan;"
+# is replayed twice: whole, as the statement alone was sent before (parsed and planned on every
+# run: the floor), and as the server sends it, with the plan its connection keeps.
+
+
+def literals(arguments: str) -> list[str]:
+    """The SQL literals of an EXECUTE's argument list as psycopg writes them (numbers, NULL,
+    'quoted' with '' inside, '{...}'::type[]), split at the commas between them."""
+    found, current, quoted = [], [], False
+    for char in arguments:
+        if char == "'":
+            quoted = not quoted  # a doubled '' turns it off and on again
+        if char == "," and not quoted:
+            found.append("".join(current).strip())
+            current = []
+        else:
+            current.append(char)
+    if current:
+        found.append("".join(current).strip())
+    return found
+
+
+AUTO_PLAN = "SET LOCAL plan_cache_mode = auto;"
+GENERIC_PLAN = "SET LOCAL plan_cache_mode = force_generic_plan;"  # zeromemory.core.prepared's
+
+
+def as_sent_again(sql: str) -> str:
+    """A captured EXECUTE's message without the PREPARE (or DEALLOCATE) that the first run of
+    a statement on a connection carries: its settings and the EXECUTE."""
+    head, _, run = sql.rpartition("EXECUTE ")
+    settings = [piece.strip() for piece in head.split(";") if piece.strip().upper()[:4] == "SET "]
+    return " ".join(f"{setting};" for setting in settings) + " EXECUTE " + run
+
+
+def sent_whole(sql: str, prepared: dict[str, str]) -> str:
+    """The message with its EXECUTE replaced by the statement it runs, the values written in
+    where the statement had its placeholders: the text the server sent before preparing."""
+    head, _, run = as_sent_again(sql).rpartition("EXECUTE ")
+    name, _, arguments = run.partition("(")
+    body = prepared[name.strip()]
+    values = literals(arguments.rstrip().removesuffix(")")) if arguments else []
+    for number in range(len(values), 0, -1):  # $12 before $1
+        body = body.replace(f"${number}", values[number - 1])
+    return head.replace(GENERIC_PLAN, "").strip() + " " + body
 
 
 @dataclass
@@ -145,24 +185,21 @@ class Statement:
     planning: float | None = None  # ms, EXPLAIN (ANALYZE, TIMING)
     execution: float | None = None
     kept: list[float] = field(default_factory=list)  # ms, EXECUTE with the kept plan
-    shown: str = ""  # the prepared statement's text, for an EXECUTE
+    whole: str = ""  # an EXECUTE's statement with its values, as sent before preparing
 
     @property
     def prepared(self) -> bool:
-        return "EXECUTE zm_" in self.sql
+        return bool(self.whole)
 
     @property
-    def planned_each_time(self) -> str:
-        """The message as it runs without a kept plan (the floor's)."""
-        if not self.prepared:
-            return self.sql
-        from zeromemory.core.prepared import GENERIC_PLAN
-
-        return CUSTOM_PLAN + " " + self.sql.replace(GENERIC_PLAN, "")
+    def floor_sql(self) -> str:
+        return self.whole or self.sql
 
     @property
     def short(self) -> str:
-        text = " ".join((self.shown or self.sql).split())
+        text = " ".join(self.floor_sql.split())
+        if text.upper().startswith("SET LOCAL HNSW"):  # the search: its statement after the SETs
+            text = text[text.upper().index("WITH ") :]
         return ("(prepared) " if self.prepared else "") + text[:90]
 
 
@@ -258,7 +295,9 @@ def replay(conn, statements: list[Statement], moved: dict, replays: int) -> None
                 for statement in statements:
                     if kept and not statement.prepared:
                         continue
-                    sql = statement.sql if kept else statement.planned_each_time
+                    sql = statement.sql if kept else statement.floor_sql
+                    if kept and GENERIC_PLAN not in sql:  # as the server: only its own setting
+                        sql = AUTO_PLAN + " " + sql
                     started = time.perf_counter()
                     cursor = conn.execute(sql)
                     if cursor.description:
@@ -275,16 +314,20 @@ def prepare_as_the_server(conn, statements: list[Statement]) -> None:
 
     with connection.cursor() as cursor:
         cursor.execute("SELECT name, statement FROM pg_prepared_statements WHERE name LIKE 'zm%%'")
-        found = dict(cursor.fetchall())
+        # `statement` is the whole message that held the PREPARE: its body ends at the first
+        # semicolon (the prepared statements have none of their own).
+        found = {
+            name: text.split(f"PREPARE {name} AS ", 1)[1].split(";", 1)[0]
+            for name, text in cursor.fetchall()
+        }
     ours = {name for (name,) in conn.execute("SELECT name FROM pg_prepared_statements")}
-    for name, text in found.items():
+    for name, body in found.items():
         if name not in ours:
-            conn.execute(text)
+            conn.execute(f"PREPARE {name} AS {body}")
     for statement in statements:
-        if statement.prepared:
-            name = statement.sql.split("EXECUTE ", 1)[1].split("(", 1)[0].strip()
-            body = found[name].split(" AS ", 1)[1]
-            statement.shown = body
+        if "EXECUTE zm" in statement.sql:
+            statement.whole = sent_whole(statement.sql, found)
+            statement.sql = as_sent_again(statement.sql)
 
 
 def explain(conn, statements: list[Statement], moved: dict) -> None:
@@ -297,7 +340,7 @@ def explain(conn, statements: list[Statement], moved: dict) -> None:
 
 def explain_each(conn, statements: list[Statement]) -> None:
     for statement in statements:
-        sql = statement.planned_each_time.lstrip()
+        sql = statement.floor_sql.lstrip()
         while sql.upper().startswith("SET "):  # settings sent with a query, in one string
             setting, _, sql = sql.partition(";")
             conn.execute(setting)
@@ -376,7 +419,7 @@ def show(title: str, times: dict, model: dict, sql: dict, commit: float, loopbac
 def show_statements(sql: dict, commit: float) -> None:
     print(
         "\nstatements of one request (ms: bare from psycopg, median; EXPLAIN plan + exec; "
-        "a prepared one planned each time, then run with the plan its connection keeps)"
+        "a prepared one sent whole as before, then run with the plan its connection keeps)"
     )
     print(f"a commit that flushes the WAL: {commit:.2f} ms")
     for name in KINDS:

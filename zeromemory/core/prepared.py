@@ -90,6 +90,8 @@ def execute(cursor, sql: str, params: Sequence[Any], *, generic: bool = False) -
     settings, statement = split_settings(sql)
     in_settings = settings.count("%s")
     body, count = numbered(statement)
+    if ";" in body:  # one statement: what follows a semicolon would not be prepared
+        raise ValueError("one statement after the settings, without semicolons")
     if in_settings + count != len(params):
         raise ValueError(f"{in_settings + count} placeholders, {len(params)} values")
     digest = hashlib.blake2b(body.encode(), digest_size=10).hexdigest()
