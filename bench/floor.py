@@ -154,8 +154,9 @@ def literals(arguments: str) -> list[str]:
     return found
 
 
-AUTO_PLAN = "SET LOCAL plan_cache_mode = auto;"
-GENERIC_PLAN = "SET LOCAL plan_cache_mode = force_generic_plan;"  # zeromemory.core.prepared's
+# zeromemory.core.prepared's settings of the plan, one of them in each EXECUTE's message
+GENERIC_PLAN = "SET LOCAL plan_cache_mode = force_generic_plan;"
+CHOSEN_PLAN = "SET LOCAL plan_cache_mode = auto;"
 
 
 def as_sent_again(sql: str) -> str:
@@ -175,7 +176,8 @@ def sent_whole(sql: str, prepared: dict[str, str]) -> str:
     values = literals(arguments.rstrip().removesuffix(")")) if arguments else []
     for number in range(len(values), 0, -1):  # $12 before $1
         body = body.replace(f"${number}", values[number - 1])
-    return head.replace(GENERIC_PLAN, "").strip() + " " + body
+    settings = head.replace(GENERIC_PLAN, "").replace(CHOSEN_PLAN, "").strip()
+    return (settings + " " + body).strip()
 
 
 @dataclass
@@ -296,8 +298,6 @@ def replay(conn, statements: list[Statement], moved: dict, replays: int) -> None
                     if kept and not statement.prepared:
                         continue
                     sql = statement.sql if kept else statement.floor_sql
-                    if kept and GENERIC_PLAN not in sql:  # as the server: only its own setting
-                        sql = AUTO_PLAN + " " + sql
                     started = time.perf_counter()
                     cursor = conn.execute(sql)
                     if cursor.description:

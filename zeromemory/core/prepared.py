@@ -34,6 +34,9 @@ from typing import Any
 
 MAX_PER_CONNECTION = 64
 GENERIC_PLAN = "SET LOCAL plan_cache_mode = force_generic_plan;"
+# Said in every other message: inside a caller's transaction a SET LOCAL lasts until its end, so
+# a generic plan forced for recall's search must not carry over to the statements after it.
+CHOSEN_PLAN = "SET LOCAL plan_cache_mode = auto;"
 
 
 @dataclass
@@ -112,7 +115,7 @@ def execute(cursor, sql: str, params: Sequence[Any], *, generic: bool = False) -
                 head.append(f"DEALLOCATE {oldest};")
         generation = kept.generation
     run = f"EXECUTE {name}(" + ", ".join(["%s"] * count) + ")" if count else f"EXECUTE {name}"
-    message = " ".join([*head, settings, GENERIC_PLAN if generic else "", run])
+    message = " ".join([*head, settings, GENERIC_PLAN if generic else CHOSEN_PLAN, run])
     try:
         cursor.execute(message, params)
         while cursor.nextset():  # PREPARE's, DEALLOCATE's and the settings' answers first
