@@ -132,16 +132,77 @@ def model_floor(samples: dict) -> dict[str, float]:
 # The statements alone.
 
 
+# A statement the server runs as EXECUTE of one its connection prepared (zeromemory.core.prepared)
+# is replayed twice: whole, as the statement alone was sent before (parsed and planned on every
+# run: the floor), and as the server sends it, with the plan its connection keeps.
+
+
+def literals(arguments: str) -> list[str]:
+    """The SQL literals of an EXECUTE's argument list as psycopg writes them (numbers, NULL,
+    'quoted' with '' inside, '{...}'::type[]), split at the commas between them."""
+    found, current, quoted = [], [], False
+    for char in arguments:
+        if char == "'":
+            quoted = not quoted  # a doubled '' turns it off and on again
+        if char == "," and not quoted:
+            found.append("".join(current).strip())
+            current = []
+        else:
+            current.append(char)
+    if current:
+        found.append("".join(current).strip())
+    return found
+
+
+# zeromemory.core.prepared's settings of the plan, one of them in each EXECUTE's message
+GENERIC_PLAN = "SET LOCAL plan_cache_mode = force_generic_plan;"
+CHOSEN_PLAN = "SET LOCAL plan_cache_mode = auto;"
+
+
+def as_sent_again(sql: str) -> str:
+    """A captured EXECUTE's message without the PREPARE (or DEALLOCATE) that the first run of
+    a statement on a connection carries: its settings and the EXECUTE."""
+    head, _, run = sql.rpartition("EXECUTE ")
+    settings = [piece.strip() for piece in head.split(";") if piece.strip().upper()[:4] == "SET "]
+    return " ".join(f"{setting};" for setting in settings) + " EXECUTE " + run
+
+
+def sent_whole(sql: str, prepared: dict[str, str]) -> str:
+    """The message with its EXECUTE replaced by the statement it runs, the values written in
+    where the statement had its placeholders: the text the server sent before preparing."""
+    head, _, run = as_sent_again(sql).rpartition("EXECUTE ")
+    name, _, arguments = run.partition("(")
+    body = prepared[name.strip()]
+    values = literals(arguments.rstrip().removesuffix(")")) if arguments else []
+    for number in range(len(values), 0, -1):  # $12 before $1
+        body = body.replace(f"${number}", values[number - 1])
+    settings = head.replace(GENERIC_PLAN, "").replace(CHOSEN_PLAN, "").strip()
+    return (settings + " " + body).strip()
+
+
 @dataclass
 class Statement:
     sql: str
     bare: list[float] = field(default_factory=list)  # ms from psycopg, round trip included
     planning: float | None = None  # ms, EXPLAIN (ANALYZE, TIMING)
     execution: float | None = None
+    kept: list[float] = field(default_factory=list)  # ms, EXECUTE with the kept plan
+    whole: str = ""  # an EXECUTE's statement with its values, as sent before preparing
+
+    @property
+    def prepared(self) -> bool:
+        return bool(self.whole)
+
+    @property
+    def floor_sql(self) -> str:
+        return self.whole or self.sql
 
     @property
     def short(self) -> str:
-        return " ".join(self.sql.split())[:90]
+        text = " ".join(self.floor_sql.split())
+        if text.upper().startswith("SET LOCAL HNSW"):  # the search: its statement after the SETs
+            text = text[text.upper().index("WITH ") :]
+        return ("(prepared) " if self.prepared else "") + text[:90]
 
 
 @dataclass
@@ -227,17 +288,46 @@ def sequences_set_back(conn, moved: dict) -> Iterator[None]:
 
 
 def replay(conn, statements: list[Statement], moved: dict, replays: int) -> None:
-    """Each statement bare, `replays` times, each run in one transaction rolled back."""
+    """Each statement bare, `replays` times, each run in one transaction rolled back; those
+    the server prepares once more as it sends them, with the plan kept."""
     for _ in range(replays):
-        with sequences_set_back(conn, moved):
-            conn.execute("BEGIN")
-            for statement in statements:
-                started = time.perf_counter()
-                cursor = conn.execute(statement.sql)
-                if cursor.description:
-                    cursor.fetchall()
-                statement.bare.append((time.perf_counter() - started) * 1000)
-            conn.execute("ROLLBACK")
+        for kept in (False, True):
+            with sequences_set_back(conn, moved):
+                conn.execute("BEGIN")
+                for statement in statements:
+                    if kept and not statement.prepared:
+                        continue
+                    sql = statement.sql if kept else statement.floor_sql
+                    started = time.perf_counter()
+                    cursor = conn.execute(sql)
+                    if cursor.description:
+                        cursor.fetchall()
+                    spent = (time.perf_counter() - started) * 1000
+                    (statement.kept if kept else statement.bare).append(spent)
+                conn.execute("ROLLBACK")
+
+
+def prepare_as_the_server(conn, statements: list[Statement]) -> None:
+    """The statements the server's connections prepared (zeromemory.core.prepared), prepared
+    on ours too, as this process's connection prepared them while capturing."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT name, statement FROM pg_prepared_statements WHERE name LIKE 'zm%%'")
+        # `statement` is the whole message that held the PREPARE: its body ends at the first
+        # semicolon (the prepared statements have none of their own).
+        found = {
+            name: text.split(f"PREPARE {name} AS ", 1)[1].split(";", 1)[0]
+            for name, text in cursor.fetchall()
+        }
+    ours = {name for (name,) in conn.execute("SELECT name FROM pg_prepared_statements")}
+    for name, body in found.items():
+        if name not in ours:
+            conn.execute(f"PREPARE {name} AS {body}")
+    for statement in statements:
+        if "EXECUTE zm" in statement.sql:
+            statement.whole = sent_whole(statement.sql, found)
+            statement.sql = as_sent_again(statement.sql)
 
 
 def explain(conn, statements: list[Statement], moved: dict) -> None:
@@ -250,7 +340,7 @@ def explain(conn, statements: list[Statement], moved: dict) -> None:
 
 def explain_each(conn, statements: list[Statement]) -> None:
     for statement in statements:
-        sql = statement.sql.lstrip()
+        sql = statement.floor_sql.lstrip()
         while sql.upper().startswith("SET "):  # settings sent with a query, in one string
             setting, _, sql = sql.partition(";")
             conn.execute(setting)
@@ -327,7 +417,10 @@ def show(title: str, times: dict, model: dict, sql: dict, commit: float, loopbac
 
 
 def show_statements(sql: dict, commit: float) -> None:
-    print("\nstatements of one request (ms: bare from psycopg, median; EXPLAIN plan + exec)")
+    print(
+        "\nstatements of one request (ms: bare from psycopg, median; EXPLAIN plan + exec; "
+        "a prepared one sent whole as before, then run with the plan its connection keeps)"
+    )
     print(f"a commit that flushes the WAL: {commit:.2f} ms")
     for name in KINDS:
         captured = sql[name]
@@ -342,6 +435,8 @@ def show_statements(sql: dict, commit: float) -> None:
                 else " " * 13
             )
             print(f"  {statistics.median(statement.bare):6.2f}  {explain}  {statement.short}")
+            if statement.kept:
+                print(f"  {statistics.median(statement.kept):6.2f}  {'':13s}  (the plan kept)")
 
 
 def show_targets(times: dict, model: dict, sql: dict, label: str) -> None:
@@ -406,6 +501,8 @@ def main() -> None:
                 statements = {
                     name: [Statement(sql) for sql in sqls] for name, (sqls, _) in captured.items()
                 }
+                for found in statements.values():
+                    prepare_as_the_server(conn, found)
                 idle: dict[str, list[float]] = {}
                 loop: dict[str, list[float]] = {}
                 model_samples: dict[str, list[float]] = {}

@@ -34,7 +34,10 @@ from serving import Requests
 # What each step of a request is, as a frame of py-spy's stacks (function and file, a substring
 # of "function (file)"), in the order a request meets them.
 STEPS = (
-    ("HTTP, ASGI and the thread hand-off", ("(uvicorn/", "(a2wsgi/", "(uvloop/")),
+    (
+        "HTTP, ASGI and the thread hand-off",
+        ("(uvicorn/", "(a2wsgi/", "(uvloop/", "(zeromemory/core/wsgi_bridge"),
+    ),
     ("middleware and authentication", ("authenticate (", "process_request (", "__call__ (django/")),
     ("request parsing and validation", ("is_valid (", "validate_python (", "model_validate (")),
     ("content guard", ("refuse_secrets (",)),

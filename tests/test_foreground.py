@@ -126,6 +126,27 @@ def test_a_request_never_waits_and_bulk_work_waits_only_within_its_bound():
     assert foreground.board().in_flight() == 0
 
 
+def test_a_helper_doing_a_requests_work_never_waits_and_counts_nothing_more():
+    """A recall's query embedding in a helper thread (memories.recall.query_vector) is the
+    request's work: while the request is in flight it does not wait for it, nor count again."""
+    before = foreground.board().in_flight()
+    with foreground.interactive():
+        counted = foreground.board().in_flight()
+        with ThreadPoolExecutor(max_workers=1) as helper:
+
+            def helping(interactive: bool) -> tuple[bool, float, int]:
+                with foreground.on_behalf(interactive=interactive):
+                    waited = foreground.give_way()
+                    return foreground.is_interactive(), waited, foreground.board().in_flight()
+
+            with override_settings(FOREGROUND_WAIT_MS=20):
+                assert helper.submit(helping, True).result() == (True, 0.0, counted)
+                interactive, waited, _ = helper.submit(helping, False).result()
+                assert not interactive and waited > 0  # bulk work's helper still gives way
+            assert not helper.submit(foreground.is_interactive).result()  # restored
+    assert counted == before + 1 and foreground.board().in_flight() == before
+
+
 def test_without_its_file_a_request_is_answered_and_nothing_waits(tenancy, tmp_path):
     (tmp_path / "a-file").write_text("")
     with override_settings(FOREGROUND_FILE=tmp_path / "a-file" / "requests"):

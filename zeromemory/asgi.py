@@ -1,19 +1,20 @@
 """The ASGI application: Django (dashboard, REST API, admin) and the MCP endpoint at /mcp, in one
 process on one port. `python -m zeromemory.web` (what `make run` starts) serves both.
 
-Django runs as a WSGI application in a pool of ZM_WEB_THREADS threads (a2wsgi): a request
-crosses from the event loop to a thread once, instead of once per middleware hook as under
-Django's ASGI handler, and each thread keeps its own database connection. MCP is served on the
-event loop itself.
+Django runs as a WSGI application in a pool of ZM_WEB_THREADS threads (zeromemory.core.wsgi_bridge,
+on a2wsgi): a request crosses from the event loop to a thread once and its whole answer comes
+back in one message, instead of once per middleware hook as under Django's ASGI handler, and each
+thread keeps its own database connection. MCP is served on the event loop itself.
 """
 
 import os
 import re
 import tempfile
 
-from a2wsgi import WSGIMiddleware
 from django.conf import settings
 from django.core.wsgi import get_wsgi_application
+
+from zeromemory.core.wsgi_bridge import WSGIBridge
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "zeromemory.settings")
 
@@ -53,8 +54,10 @@ def with_chunked_bodies(app):
     return application
 
 
-django_application = WSGIMiddleware(
-    with_chunked_bodies(get_wsgi_application()), workers=settings.WEB_THREADS
+django_application = WSGIBridge(
+    with_chunked_bodies(get_wsgi_application()),
+    workers=settings.WEB_THREADS,
+    hold_bytes=settings.MAX_BODY_BYTES,
 )
 
 # A model whose vectors do not fit the embedding column stops the web server at start; the model

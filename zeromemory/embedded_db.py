@@ -85,13 +85,26 @@ def ensure_running(data_dir: Path) -> EmbeddedServer:
 
 
 def shared_buffers_mb() -> int:
-    """A sixteenth of the machine's memory, from PostgreSQL's default 128 MB to 1 GB: enough
-    to keep the HNSW index of a few hundred thousand memories in PostgreSQL's own cache (at
-    100,000 memories it is 200 MB; past 128 MB every insert and walk copied pages in from the
-    kernel's cache, and batches of 100 took 1.8 times as long)."""
+    """A quarter of the machine's memory (PostgreSQL's own starting point for a server of its
+    own), from its default 128 MB to 8 GB: enough to keep the search copy's HNSW graphs (about
+    2 GB per million memories) and the pages a recall reads beside them in PostgreSQL's own
+    cache. Below that, every walk copies pages in from the kernel's cache: at 100,000 memories
+    with 128 MB, batches of 100 took 1.8 times as long; at a million with 1 GB, a recall across
+    a person's 20 scopes walked 9 partitions' graphs (1.2 GB) that did not fit
+    (docs/scaling.md, "Capacity")."""
+    return max(128, min(8192, _memory_mb() // 4))
+
+
+def effective_cache_size_mb() -> int:
+    """What the planner may count on being cached: four times shared_buffers, at most three
+    quarters of the machine's memory."""
+    return max(4 * 128, min(4 * shared_buffers_mb(), _memory_mb() * 3 // 4))
+
+
+def _memory_mb() -> int:
     import psutil
 
-    return max(128, min(1024, psutil.virtual_memory().total // (16 * 1024 * 1024)))
+    return psutil.virtual_memory().total // (1024 * 1024)
 
 
 def _maintenance_connection(server: EmbeddedServer):
@@ -111,7 +124,7 @@ def _size_memory(server: EmbeddedServer) -> bool:
     """Size the embedded server's memory for this machine; True when it needs a restart."""
     wanted = {
         "shared_buffers": f"{shared_buffers_mb()}MB",
-        "effective_cache_size": f"{4 * shared_buffers_mb()}MB",
+        "effective_cache_size": f"{effective_cache_size_mb()}MB",
         "maintenance_work_mem": "256MB",  # HNSW index builds (migrations, reembed)
     }
     with _maintenance_connection(server) as conn:

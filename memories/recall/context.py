@@ -29,6 +29,7 @@ from typing import Any
 from django.utils.translation import gettext as _
 
 from memories.models import ActivityOperation, ActivityOutcome
+from memories.recall import query_vector
 from memories.recall.budget import (
     SHARES,
     Candidate,
@@ -44,7 +45,12 @@ from memories.recall.inputs import (
     select_scopes,
 )
 from memories.recall.recall import search_found
-from memories.recall.sections import candidate_limit, important_rows, sections_after
+from memories.recall.sections import (
+    candidate_limit,
+    important_rows,
+    other_sections,
+    sections_after,
+)
 from zeromemory.core.actor import Actor
 
 
@@ -76,9 +82,12 @@ def answer_context(*, actor: Actor, arguments: Mapping[str, Any] | ContextReques
     ) as (request, entry):
         topic, max_tokens, instant = request.topic, request.max_tokens, request.instant
         selection = select_scopes(actor=actor, scopes=request.scopes)
+        # The model embeds the topic while the other sections are read (query_vector.py).
+        vector = query_vector.begin(topic)
+        others = other_sections(selection, max_tokens, instant)
         k = candidate_limit(max_tokens * SHARES["focus"], per_row=50, lo=5, hi=50)
         # The relevance floor leaves out what is not relevant to the topic (relevance.py).
-        found = search_found(query=topic, selection=selection, k=k, as_of=instant)
+        found = search_found(query=topic, selection=selection, k=k, as_of=instant, vector=vector)
         focus = Section(
             "relevant",
             _("Relevant to the topic"),
@@ -102,7 +111,7 @@ def answer_context(*, actor: Actor, arguments: Mapping[str, Any] | ContextReques
             title=_("Context"),
             topic=topic,
             max_tokens=max_tokens,
-            sections=sections_after(focus, selection, max_tokens, instant),
+            sections=others.around(focus),
         )
         # Only the rows found for the topic count as recalled.
         recalled = [row.candidate.pk for row in focus.rows]

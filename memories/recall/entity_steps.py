@@ -38,6 +38,7 @@ from django.db import connections, router
 from memories.entities.names import MAX_MERGE_HOPS
 from memories.models import Memory
 from memories.recall.statement import AGE_DAYS, STALE, common_mentions
+from zeromemory.core import prepared
 
 LIFT = 0.3
 COMMON_LIFT = 0.3
@@ -182,5 +183,6 @@ def expansion_rows(
     if kinds:
         params.append(kinds)
     with connections[router.db_for_read(Memory)].cursor() as cursor:
-        cursor.execute(sql, params)
+        # Prepared: planning it took about half of its time (zeromemory.core.prepared).
+        prepared.execute(cursor, sql, params)
         return cursor.fetchall()

@@ -49,10 +49,9 @@ from typing import Any
 from django.db import connections, router
 from pydantic import Field
 
-from memories import embeddings
 from memories.entities.dictionary import query_keys
 from memories.models import ActivityOperation, ActivityOutcome, Memory
-from memories.recall import entity_steps, relevance, sessions
+from memories.recall import entity_steps, query_vector, relevance, sessions
 from memories.recall.budget import count_tokens
 from memories.recall.inputs import (
     DEFAULT_K,
@@ -66,6 +65,7 @@ from memories.recall.inputs import (
 from memories.recall.statement import IDF_ROW_LIMIT, MIN_EF_SEARCH, PRODUCT, Tuning, rows_statement
 from memories.schemas import HitOut, RecallOut
 from memories.selectors import disputed
+from zeromemory.core import prepared
 from zeromemory.core.actor import Actor
 from zeromemory.core.sql import vector_literal
 
@@ -212,6 +212,7 @@ def search_found(
     tuning: Tuning = PRODUCT,
     as_of: datetime | None = None,
     nearest: bool = False,
+    vector: query_vector.QueryVector | None = None,
 ) -> Found:
     """The hybrid search itself, for callers that validated and will log (recall, context):
     the statement's candidates, the same-conversation lift (`sessions.py`), then the relevance
@@ -222,10 +223,16 @@ def search_found(
     which may switch the lift and the floor off.
     `as_of`: the memories valid at that instant, as they read then; the idf row count stays
     today's (it only scales term weights).
+    `vector`: the query's vector begun by the caller (`query_vector.begin`), which had other
+    work to do meanwhile; without it, it is begun here, and computed while the row count and
+    the statement's text are made.
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
-    vector = embeddings.embed_query(query) if mode != "fulltext" else None
+    if mode == "fulltext":
+        vector = None
+    elif vector is None:
+        vector = query_vector.begin(query)
     rows = rows_held = readable_rows(selection, kinds)
     lift = tuning.session_lift and mode == "hybrid"
     entity_lift = tuning.entity_lift and mode == "hybrid"
@@ -243,7 +250,7 @@ def search_found(
     )
     params = [
         ef_search_for(tuning.vector_depth * k),
-        vector_literal(vector) if vector is not None else None,
+        None,  # the query's vector, below
         query,
         kinds,
         as_of,
@@ -252,10 +259,13 @@ def search_found(
         plain,
         pool,
     ]
+    # The vector last: everything above ran while the model computed it.
+    query_embedding = vector.result() if vector is not None else None
+    params[1] = vector_literal(query_embedding) if query_embedding is not None else None
     with connections[router.db_for_read(Memory)].cursor() as cursor:
-        cursor.execute(sql, params)
-        while cursor.nextset():  # the SETs answer first; the rows are in the last result
-            pass
+        # Planned once per connection and text: the values are read through the statement's
+        # materialized `input`, so they cannot change its plan (zeromemory.core.prepared).
+        prepared.execute(cursor, sql, params, generic=True)
         rows = cursor.fetchall()
     candidates = [
         Hit(
@@ -313,9 +323,14 @@ def search_found(
         candidates = entity_steps.lift_named_entities(candidates)
     if lift:
         candidates = sessions.lift_same_conversation(candidates)
-    if expand and vector is not None:
+    if expand and query_embedding is not None:
         candidates = expanded(
-            candidates, k=k, selection=selection, rows=rows_held, vector=vector, kinds=kinds
+            candidates,
+            k=k,
+            selection=selection,
+            rows=rows_held,
+            vector=params[1],
+            kinds=kinds,
         )
     best = candidates[:k]
     if tuning.relevance_floor and not nearest and mode == "hybrid":
@@ -334,12 +349,13 @@ def expanded(
     k: int,
     selection: ScopeSelection,
     rows: int,
-    vector: Sequence[float],
+    vector: str,
     kinds: list[str] | None,
 ) -> list[Hit]:
     """The candidates with the expansion's neighbours of the strong hits (entity_steps.py):
     a neighbour among the candidates below the k best is raised to its share of the hit it came
-    with (when that is more), one from outside is added with that score."""
+    with (when that is more), one from outside is added with that score. `vector` is the
+    query's vector as the statement's literal (`vector_literal`), made once per search."""
     strong = entity_steps.strong_hits(candidates)
     if not strong:
         return candidates
@@ -354,7 +370,7 @@ def expanded(
         ],
         scopes=selection.array,
         rows=rows,
-        vector=vector_literal(vector),
+        vector=vector,
         kinds=kinds,
     )
     changed = False

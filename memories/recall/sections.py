@@ -4,6 +4,7 @@ open loops, and (for a briefing) the most important memories."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import connections, router
@@ -223,24 +224,43 @@ def rules_section(selection: ScopeSelection) -> list[Section]:
     return [Section(RULES_SECTION, _("Team rules"), RULES_SHARE, rules)]
 
 
-def sections_after(
-    first: Section, selection: ScopeSelection, max_tokens: int, as_of: datetime | None = None
-) -> list[Section]:
+@dataclass(frozen=True)
+class OtherSections:
+    """The sections around a context's or briefing's first one: the rules before it, the recent
+    decisions and open loops after it. They need neither the query's vector nor the first
+    section's rows, so build_context reads them while the model embeds its topic."""
+
+    rules: list[Section]
+    recent: Section
+    open_loops: Section
+
+    def around(self, first: Section) -> list[Section]:
+        return [*self.rules, first, self.recent, self.open_loops]
+
+
+def other_sections(
+    selection: ScopeSelection, max_tokens: int, as_of: datetime | None = None
+) -> OtherSections:
     limit = candidate_limit(max_tokens * SHARES["recent"], per_row=15, lo=5, hi=200)
     loops = loop_rows(selection, limit, as_of)
-    return [
-        *rules_section(selection),
-        first,
-        Section(
+    return OtherSections(
+        rules=rules_section(selection),
+        recent=Section(
             "recent",
             _("Recent decisions and conventions (last %(n)d days)") % {"n": RECENT_DAYS},
             SHARES["recent"],
             loops["recent"],
         ),
-        Section(
+        open_loops=Section(
             "open_loops",
             _("Open loops (oldest first)"),
             SHARES["open_loops"],
             loops["open_loops"],
         ),
-    ]
+    )
+
+
+def sections_after(
+    first: Section, selection: ScopeSelection, max_tokens: int, as_of: datetime | None = None
+) -> list[Section]:
+    return other_sections(selection, max_tokens, as_of).around(first)

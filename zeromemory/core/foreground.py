@@ -201,6 +201,19 @@ def is_interactive() -> bool:
     return getattr(_thread, "counted", False)
 
 
+@contextmanager
+def on_behalf(*, interactive: bool) -> Iterator[None]:
+    """A helper thread doing a part of a request's work (a recall's query embedding beside its
+    statements): interactive when the request is, so it never waits for requests in flight,
+    its own included. Not counted again: the request's thread counts it."""
+    was = getattr(_thread, "counted", False)
+    _thread.counted = interactive
+    try:
+        yield
+    finally:
+        _thread.counted = was
+
+
 def wait_seconds() -> float:
     """How long one step of bulk work may wait at most (ZM_FOREGROUND_WAIT_MS)."""
     return settings.FOREGROUND_WAIT_MS / 1000

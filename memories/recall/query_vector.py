@@ -1,0 +1,77 @@
+"""The query's vector, computed beside the read's work that does not need it.
+
+A recall or a build_context waits on two things in turn: the model's pass over the query (8 to
+12 ms for one short text) and the search statement, which needs the vector. The model runs with
+one torch thread and releases the interpreter while it computes, so what comes before the
+statement (the scopes' row count and the statement's text for recall; the rules, the recent
+decisions and the open loops for build_context) runs on the request's thread meanwhile, on the
+other core. `begin` is called only once the request is authenticated, parsed and its scopes
+found readable: a caller that is refused never makes the model run.
+
+The helper threads touch no database: the statements stay on the request's thread and its
+connection (and its transaction). A helper embeds on behalf of an interactive request, so it
+never waits for the host's requests in flight (zeromemory.core.foreground), its own included.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+
+from memories import embeddings
+from zeromemory.core import foreground
+
+# One process's passes of a few texts run one at a time (embeddings.Turns), so a few helpers
+# are enough: more would only queue on that turn.
+HELPERS = 2
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _helpers() -> ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=HELPERS, thread_name_prefix="query-vector")
+        return _pool
+
+
+def _after_fork() -> None:
+    global _pool
+    _pool = None  # a child has none of its parent's threads
+
+
+os.register_at_fork(after_in_child=_after_fork)
+
+
+def _embedded(query: str, interactive: bool) -> list[float]:
+    with foreground.on_behalf(interactive=interactive):
+        return embeddings.embed_query(query)
+
+
+class QueryVector:
+    """The vector of a query, ready at once when this process embedded the same string lately
+    (`embeddings.embed_query`'s cache), else being computed by a helper thread."""
+
+    def __init__(self, query: str) -> None:
+        self.query = query
+        cache = embeddings.query_vectors()
+        found = cache.get(query) if cache.entries else None
+        self._future: Future[list[float]] | None = None
+        self._vector = found
+        if found is None:
+            self._future = _helpers().submit(_embedded, query, foreground.is_interactive())
+
+    def result(self) -> list[float]:
+        """The vector (waits for the helper's pass; its error, if any, is raised here)."""
+        if self._vector is None:
+            assert self._future is not None
+            self._vector = self._future.result()
+        return self._vector
+
+
+def begin(query: str) -> QueryVector:
+    """Start embedding the query exactly as it arrived; `.result()` when the vector is needed."""
+    return QueryVector(query)
