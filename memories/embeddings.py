@@ -20,6 +20,7 @@ import threading
 from array import array
 from collections import OrderedDict, deque
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
@@ -243,8 +244,10 @@ def _threads(count: int) -> int:
     return share if _thread_limit is None else min(share, _thread_limit)
 
 
-def embed_texts(texts: list[str]) -> list[list[float]]:
-    """Unit-length embeddings (cosine = dot product), batched."""
+def embed_texts(texts: list[str], *, bulk: bool | None = None) -> list[list[float]]:
+    """Unit-length embeddings (cosine = dot product), batched. `bulk` says whether the passes
+    give way to the host's requests; None: whether this thread runs bulk work (`EmbeddedAhead`
+    says it for the request it runs for)."""
     if not texts:
         return []
     import torch
@@ -256,7 +259,8 @@ def embed_texts(texts: list[str]) -> list[list[float]]:
         foreground.step_back()
     # Bulk work (a batch, or anything outside a request: the worker's tasks, a command) gives
     # way to the host's requests before each pass and between its layers; a request never waits.
-    bulk = not foreground.is_interactive()
+    if bulk is None:
+        bulk = not foreground.is_interactive()
     # Sorted by length so each pass pads little; the model's own forward pass, without the
     # per-call bookkeeping of SentenceTransformer.encode (it costs as much as a short text).
     order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
@@ -400,14 +404,71 @@ class Embedded:
     windows: list[tuple[Window, list[float]]]
 
 
-def embed_contents(texts: list[str]) -> list[Embedded]:
+def embed_contents(
+    texts: list[str],
+    *,
+    bulk: bool | None = None,
+    window_lists: list[list[Window]] | None = None,
+) -> list[Embedded]:
     """Embeddings for memory contents: one vector each, plus window vectors for long ones."""
-    window_lists = [windows_for(text) for text in texts]
+    if window_lists is None:
+        window_lists = [windows_for(text) for text in texts]
     flat = list(texts) + [w.text for windows in window_lists for w in windows]
-    vectors = embed_texts(flat)
+    vectors = embed_texts(flat, bulk=bulk)
     results, cursor = [], len(texts)
     for index, windows in enumerate(window_lists):
         pairs = list(zip(windows, vectors[cursor : cursor + len(windows)], strict=True))
         cursor += len(windows)
         results.append(Embedded(vector=vectors[index], windows=pairs))
     return results
+
+
+@cache
+def _ahead_pool() -> ThreadPoolExecutor:
+    """The threads that run passes ahead of the requests that wait for them: one per request
+    thread (ZM_WEB_THREADS), so a request's pass never queues behind another request's."""
+    return ThreadPoolExecutor(max_workers=settings.WEB_THREADS, thread_name_prefix="embed-ahead")
+
+
+os.register_at_fork(after_in_child=_ahead_pool.cache_clear)
+
+
+class EmbeddedAhead:
+    """The embeddings of memory texts, computed in another thread while the request that will
+    store them goes on with what needs no vector (its lookups, language detection, entities).
+    The forward pass releases the GIL and runs on its own core, so a write waits for the
+    longer of the two rather than their sum. Whether the passes give way to the host's requests
+    is decided here, in the request's thread, as `embed_contents` would decide it there: a
+    request embedding SMALL_BATCH texts or more steps back now. The vectors are the model's
+    for these exact texts, the same as computed in the request's thread."""
+
+    def __init__(self, texts: list[str]) -> None:
+        self._texts = list(dict.fromkeys(texts))  # a text written twice is embedded once
+        self._future: Future[list[Embedded]] | None = None
+        if not self._texts:
+            return
+        window_lists = [windows_for(text) for text in self._texts]
+        if len(self._texts) + sum(len(windows) for windows in window_lists) >= SMALL_BATCH:
+            foreground.step_back()
+        self._future = _ahead_pool().submit(
+            embed_contents,
+            self._texts,
+            bulk=not foreground.is_interactive(),
+            window_lists=window_lists,
+        )
+
+    def take(self) -> dict[str, Embedded]:
+        """Each text's embedding once its pass is done; {} when the pass failed (the caller
+        embeds what it needs itself, and meets the failure there if it does)."""
+        if self._future is None:
+            return {}
+        try:
+            return dict(zip(self._texts, self._future.result(), strict=True))
+        except Exception:  # noqa: BLE001 - computed again in the caller's thread, raising there
+            return {}
+
+    def drop(self) -> None:
+        """Not needed after all (the request was refused or absorbed): a pass not started yet
+        does not start."""
+        if self._future is not None:
+            self._future.cancel()

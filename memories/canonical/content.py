@@ -34,7 +34,7 @@ from django.db import transaction
 from django.utils.translation import gettext as _
 
 from memories.canonical.language import detect_language
-from memories.embeddings import Embedded, embed_contents
+from memories.embeddings import Embedded, EmbeddedAhead, embed_contents
 from memories.entities.detect import Found, scanned
 from memories.entities.given import GivenEntity
 from memories.entities.mentions import MentionWrite, mentions_written
@@ -112,9 +112,15 @@ def derived_copy(memory: Memory) -> Derived:
     )
 
 
-def embed_derived(items: list[Derived]) -> None:
-    """The embeddings (and windows) of the items without one yet, in one batch of the model."""
+def embed_derived(items: list[Derived], *, ahead: EmbeddedAhead | None = None) -> None:
+    """The embeddings (and windows) of the items without one yet, in one batch of the model;
+    those `ahead` computed meanwhile (for their exact texts) are taken from it."""
     missing = [item for item in items if item.embedded is None]
+    if ahead is not None and missing:
+        found = ahead.take()
+        for item in missing:
+            item.embedded = found.get(item.content)
+        missing = [item for item in missing if item.embedded is None]
     for item, embedded in zip(
         missing, embed_contents([item.content for item in missing]), strict=True
     ):

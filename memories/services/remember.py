@@ -1,9 +1,12 @@
 """remember(): the one write path every surface uses (REST, MCP, dashboard, ingest).
 
 In order: the content guard refuses secrets; validation (NUL, text, size, kind, author, writable
-scope); what the text derives (hash and language, from `memories.canonical.content`); an
-identical valid memory in the scope absorbs the write (a provenance row, no new memory);
-otherwise embed, look for near duplicates (cosine >= 0.92), insert with provenance, and enqueue
+scope); once every request is checked and authorized, the model starts on their texts in
+another thread (`EmbeddedAhead`: a refused request never runs it) while this one derives what
+the texts give (hash, language, entities, from `memories.canonical.content`) and looks up
+identical memories; an identical valid memory in the scope absorbs the write (a provenance row,
+no new memory, its vector unused); otherwise take the vectors, look for near duplicates (cosine
+>= 0.92), insert with provenance, and enqueue
 canonicalization on commit when the text is not English. A memory capture holds for review is
 inserted forgotten, with an item in its scope's review queue. A partial unique index on (scope,
 content hash) among valid memories makes two racing identical writes one memory.
@@ -34,7 +37,7 @@ from memories.canonical.content import (
     translations_queued,
     window_rows,
 )
-from memories.embeddings import SMALL_BATCH
+from memories.embeddings import SMALL_BATCH, EmbeddedAhead
 from memories.entities.given import GivenEntity, given_entities
 from memories.kinds import kind_for_slug
 from memories.models import (
@@ -86,15 +89,19 @@ class RememberInput:
 
 @dataclass
 class Prepared:
-    """One request, checked: its scope, what its text derives (`memories.canonical.content`), and
-    the authority it is written with."""
+    """One request, checked: its scope, its text as stored, the authority it is written with,
+    and (once `derive` ran) what its text derives (`memories.canonical.content`)."""
 
     request: RememberInput
     scope: Scope
-    derived: Derived
+    text: str
     verbatim: str
     author_kind: str
     given: tuple[GivenEntity, ...] = ()
+    derived: Derived = field(init=False)
+
+    def derive(self) -> None:
+        self.derived = derived_text(self.text)
 
     @property
     def key(self) -> tuple[int, str]:
@@ -171,7 +178,7 @@ def prepare(actor: Actor, request: RememberInput, scope: Scope) -> Prepared:
             "idempotency_key": request.idempotency_key,
         }
     )
-    derived = derived_text(clean_content(request.content))
+    text = clean_content(request.content)
     kind_for_slug(request.kind)
     given = given_entities(request.entities)
     refuse_secrets(
@@ -180,7 +187,7 @@ def prepare(actor: Actor, request: RememberInput, scope: Scope) -> Prepared:
     return Prepared(
         request=request,
         scope=scope,
-        derived=derived,
+        text=text,
         verbatim=(request.verbatim or "").strip(),
         author_kind=_author_kind(actor, request.author_kind),
         given=given,
@@ -281,6 +288,7 @@ def _commit(
     items: list[BatchItemResult],
     stale: list[int],
     render: Render | None,
+    ahead: EmbeddedAhead | None = None,
 ) -> None:
     """The whole batch in a few statements; raises IntegrityError when a concurrent write won."""
     existing = duplicates.identical_many(list(prepared.values()))
@@ -291,7 +299,8 @@ def _commit(
         if key not in existing and key not in first_of:
             first_of[key] = index
             fresh[index] = item
-    embed_derived([item.derived for item in fresh.values()])  # one pass of the model
+    # One pass of the model, run ahead while the lookups above went on.
+    embed_derived([item.derived for item in fresh.values()], ahead=ahead)
     if len(prepared) >= SMALL_BATCH:  # a batch's statements wait for the requests in flight
         foreground.give_way()
     similar = duplicates.near_many(fresh)
@@ -377,6 +386,7 @@ def _commit_each(
     items: list[BatchItemResult],
     stale: list[int],
     render: Render | None,
+    ahead: EmbeddedAhead | None = None,
 ) -> None:
     """After a lost race: the same algorithm item by item, now seeing what the winner wrote."""
     for index, item in prepared.items():
@@ -388,7 +398,7 @@ def _commit_each(
                 items[index].result = _replayed(answer)
                 continue
             try:
-                _commit(actor, {index: item}, items, stale, render)
+                _commit(actor, {index: item}, items, stale, render, ahead)
             except IntegrityError:
                 if key:  # the key was taken by a request whose answer this caller cannot read
                     raise idempotency.key_conflict() from None
@@ -445,9 +455,19 @@ def memory_remember_many(
             items[index].error = exc
     if not prepared:
         return items
-    stale = replays.stale_ids(seen_keys)
+    # Every request here is checked and authorized: the model starts on their texts in another
+    # thread, and this one derives the rest and looks up duplicates meanwhile.
+    ahead = EmbeddedAhead([item.text for item in prepared.values()])
     try:
-        _commit(actor, prepared, items, stale, render)
-    except IntegrityError:
-        _commit_each(actor, prepared, items, stale, render)
+        for item in prepared.values():
+            if allowance is not None:
+                foreground.give_way(allowance)
+            item.derive()
+        stale = replays.stale_ids(seen_keys)
+        try:
+            _commit(actor, prepared, items, stale, render, ahead)
+        except IntegrityError:
+            _commit_each(actor, prepared, items, stale, render, ahead)
+    finally:
+        ahead.drop()
     return items

@@ -235,3 +235,47 @@ def test_batch_limits(owner):
         "POST", "/api/v1/memories/batch", b'{"items": [', content_type="application/json"
     )
     assert malformed.status_code == 400 and "body" in malformed.json()["error"]["details"]
+
+
+def test_the_stored_vectors_are_the_models_for_the_text(tenancy, owner):
+    """The model runs ahead in another thread while the request goes on: what is stored is
+    still the model's answer for the stored text, a long text's windows included."""
+    from memories.embeddings import embed_contents
+    from memories.models import MemoryWindow
+
+    short = "Deploys run database migrations before the new release takes traffic."
+    long = " ".join(f"Step {n} of the release checklist verifies service {n}." for n in range(60))
+    response = owner.post(
+        "/api/v1/memories/batch",
+        {"items": [{"content": text, "kind": "fact"} for text in (short, long, short)]},
+        format="json",
+    )
+    results = response.json()["results"]
+    assert [r["status"] for r in results] == [201, 201, 200]
+    expected = embed_contents([short, long])
+    for result, embedded in zip(results, expected, strict=False):
+        memory = Memory.objects.get(public_id=result["memory"]["id"])
+        assert list(memory.embedding) == pytest.approx(embedded.vector, abs=1e-6)
+        windows = MemoryWindow.objects.filter(memory=memory).order_by("position")
+        assert [w.end_char for w in windows] == [w.end_char for w, _ in embedded.windows]
+        for row, (_, vector) in zip(windows, embedded.windows, strict=True):
+            assert list(row.embedding) == pytest.approx(vector, abs=1e-6)
+    assert len(expected[1].windows) > 1
+
+
+def test_a_refused_caller_gets_the_same_answer_and_writes_nothing(tenancy, api, client):
+    """Authentication, write access and the scope are settled before the model starts: a bad
+    token, a reader and a foreign scope are answered as always, and nothing is stored."""
+    text = "Blue-green deploys keep the previous release warm for an hour."
+    bad = client.post(
+        "/api/v1/memories",
+        {"content": text, "kind": "fact"},
+        content_type="application/json",
+        HTTP_AUTHORIZATION="Bearer zm_00000000_not-a-real-token",
+    )
+    assert bad.status_code == 401
+    reader = remember(api(tenancy.reader), text, scope=tenancy.team.public_id)
+    assert reader.status_code == 403
+    foreign = remember(api(tenancy.outsider), text, scope=tenancy.team.public_id)
+    assert foreign.status_code == 404 and foreign.json()["error"]["code"] == "not_found"
+    assert Memory.objects.count() == 0 and Provenance.objects.count() == 0
