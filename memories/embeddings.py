@@ -19,18 +19,21 @@ import sys
 import threading
 from array import array
 from collections import OrderedDict, deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from memories.models import EMBEDDING_DIMENSIONS
 from zeromemory.core import foreground
+
+T = TypeVar("T")
 
 # Windows: the model reads at most max_seq_length (256) tokens, so the end of a longer text is
 # invisible to the memory's own embedding. Windows of 128 tokens keep a passage's meaning from
@@ -244,10 +247,8 @@ def _threads(count: int) -> int:
     return share if _thread_limit is None else min(share, _thread_limit)
 
 
-def embed_texts(texts: list[str], *, bulk: bool | None = None) -> list[list[float]]:
-    """Unit-length embeddings (cosine = dot product), batched. `bulk` says whether the passes
-    give way to the host's requests; None: whether this thread runs bulk work (`EmbeddedAhead`
-    says it for the request it runs for)."""
+def embed_texts(texts: list[str]) -> list[list[float]]:
+    """Unit-length embeddings (cosine = dot product), batched."""
     if not texts:
         return []
     import torch
@@ -259,8 +260,7 @@ def embed_texts(texts: list[str], *, bulk: bool | None = None) -> list[list[floa
         foreground.step_back()
     # Bulk work (a batch, or anything outside a request: the worker's tasks, a command) gives
     # way to the host's requests before each pass and between its layers; a request never waits.
-    if bulk is None:
-        bulk = not foreground.is_interactive()
+    bulk = not foreground.is_interactive()
     # Sorted by length so each pass pads little; the model's own forward pass, without the
     # per-call bookkeeping of SentenceTransformer.encode (it costs as much as a short text).
     order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
@@ -405,16 +405,13 @@ class Embedded:
 
 
 def embed_contents(
-    texts: list[str],
-    *,
-    bulk: bool | None = None,
-    window_lists: list[list[Window]] | None = None,
+    texts: list[str], *, window_lists: list[list[Window]] | None = None
 ) -> list[Embedded]:
     """Embeddings for memory contents: one vector each, plus window vectors for long ones."""
     if window_lists is None:
         window_lists = [windows_for(text) for text in texts]
     flat = list(texts) + [w.text for windows in window_lists for w in windows]
-    vectors = embed_texts(flat, bulk=bulk)
+    vectors = embed_texts(flat)
     results, cursor = [], len(texts)
     for index, windows in enumerate(window_lists):
         pairs = list(zip(windows, vectors[cursor : cursor + len(windows)], strict=True))
@@ -431,6 +428,21 @@ def _ahead_pool() -> ThreadPoolExecutor:
 
 
 os.register_at_fork(after_in_child=_ahead_pool.cache_clear)
+
+
+def run_ahead(function: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
+    """`function(*args, **kwargs)` (a model pass) in a helper thread, for this thread's request:
+    the pass releases the interpreter and runs on the other core while the request goes on with
+    what needs no vector. It is interactive when the request is (it never waits for the host's
+    requests in flight, its own included) and bulk when the request stepped back: a request that
+    will embed a batch steps back in its own thread before (`foreground.on_behalf`)."""
+    interactive = foreground.is_interactive()
+
+    def run() -> T:
+        with foreground.on_behalf(interactive=interactive):
+            return function(*args, **kwargs)
+
+    return _ahead_pool().submit(run)
 
 
 class EmbeddedAhead:
@@ -450,12 +462,7 @@ class EmbeddedAhead:
         window_lists = [windows_for(text) for text in self._texts]
         if len(self._texts) + sum(len(windows) for windows in window_lists) >= SMALL_BATCH:
             foreground.step_back()
-        self._future = _ahead_pool().submit(
-            embed_contents,
-            self._texts,
-            bulk=not foreground.is_interactive(),
-            window_lists=window_lists,
-        )
+        self._future = run_ahead(embed_contents, self._texts, window_lists=window_lists)
 
     def take(self) -> dict[str, Embedded]:
         """Each text's embedding once its pass is done; {} when the pass failed (the caller

@@ -15,45 +15,15 @@ never waits for the host's requests in flight (zeromemory.core.foreground), its 
 
 from __future__ import annotations
 
-import os
-import threading
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 
 from memories import embeddings
-from zeromemory.core import foreground
-
-# One process's passes of a few texts run one at a time (embeddings.Turns), so a few helpers
-# are enough: more would only queue on that turn.
-HELPERS = 2
-
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
-
-
-def _helpers() -> ThreadPoolExecutor:
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=HELPERS, thread_name_prefix="query-vector")
-        return _pool
-
-
-def _after_fork() -> None:
-    global _pool
-    _pool = None  # a child has none of its parent's threads
-
-
-os.register_at_fork(after_in_child=_after_fork)
-
-
-def _embedded(query: str, interactive: bool) -> list[float]:
-    with foreground.on_behalf(interactive=interactive):
-        return embeddings.embed_query(query)
 
 
 class QueryVector:
     """The vector of a query, ready at once when this process embedded the same string lately
-    (`embeddings.embed_query`'s cache), else being computed by a helper thread."""
+    (`embeddings.embed_query`'s cache), else being computed by a helper thread
+    (`embeddings.run_ahead`)."""
 
     def __init__(self, query: str) -> None:
         self.query = query
@@ -62,7 +32,7 @@ class QueryVector:
         self._future: Future[list[float]] | None = None
         self._vector = found
         if found is None:
-            self._future = _helpers().submit(_embedded, query, foreground.is_interactive())
+            self._future = embeddings.run_ahead(embeddings.embed_query, query)
 
     def result(self) -> list[float]:
         """The vector (waits for the helper's pass; its error, if any, is raised here)."""
