@@ -198,6 +198,13 @@ class Statement:
         return self.whole or self.sql
 
     @property
+    def floor(self) -> float:
+        """Its floor: the median of the cheaper way to send it (a prepared one with its kept
+        plan, when that is quicker than the whole statement planned afresh)."""
+        whole = statistics.median(self.bare)
+        return min(whole, statistics.median(self.kept)) if self.kept else whole
+
+    @property
     def short(self) -> str:
         text = " ".join(self.floor_sql.split())
         if text.upper().startswith("SET LOCAL HNSW"):  # the search: its statement after the SETs
@@ -212,7 +219,7 @@ class Captured:
 
     @property
     def bare_ms(self) -> float:
-        return sum(statistics.median(s.bare) for s in self.statements)
+        return sum(s.floor for s in self.statements)
 
     @property
     def server_ms(self) -> float:
@@ -442,7 +449,7 @@ def show_statements(sql: dict, commit: float) -> None:
 def show_targets(times: dict, model: dict, sql: dict, label: str) -> None:
     """The issue's ratios from these figures."""
     p50 = {name: statistics.median(values) for name, values in times.items()}
-    recall_statement = max(statistics.median(s.bare) for s in sql["recall, one scope"].statements)
+    recall_statement = max(s.floor for s in sql["recall, one scope"].statements)
     print(f"\n{label}:")
     for name in ("batch of 100 short", "batch of 100 chat turns"):
         print(f"  {name}: {model[name] / p50[name]:.2f} of the model's own rate (target >= 0.6)")
