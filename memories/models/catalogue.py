@@ -5,10 +5,19 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
+from pgvector.django import HnswIndex
 
 from zeromemory.core.actor import AGENT_RANK, CAPTURE_RANK, HUMAN_RANK, Actor, Surface
 
 EMBEDDING_DIMENSIONS = 384
+
+
+def cosine_hnsw(*, name: str) -> HnswIndex:
+    """The HNSW index of an `embedding` column searched by cosine distance: one set of build
+    parameters for every table recall and dedup search (memories' search copy, windows)."""
+    return HnswIndex(
+        name=name, fields=["embedding"], m=16, ef_construction=64, opclasses=["vector_cosine_ops"]
+    )
 
 
 class MemoryKind(models.Model):

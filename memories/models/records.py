@@ -6,9 +6,9 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
-from pgvector.django import HnswIndex, VectorField
+from pgvector.django import VectorField
 
-from memories.models.catalogue import EMBEDDING_DIMENSIONS, MemoryKind, SourceKind
+from memories.models.catalogue import EMBEDDING_DIMENSIONS, MemoryKind, SourceKind, cosine_hnsw
 from memories.models.memory import Memory
 
 
@@ -27,13 +27,7 @@ class MemoryWindow(models.Model):
             models.UniqueConstraint(fields=["memory", "position"], name="window_unique_position")
         ]
         indexes = [
-            HnswIndex(
-                name="window_embedding_hnsw",
-                fields=["embedding"],
-                m=16,
-                ef_construction=64,
-                opclasses=["vector_cosine_ops"],
-            ),
+            cosine_hnsw(name="window_embedding_hnsw"),
         ]
 
     def __str__(self) -> str:

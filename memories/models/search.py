@@ -20,9 +20,9 @@ from __future__ import annotations
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
-from pgvector.django import HnswIndex, VectorField
+from pgvector.django import VectorField
 
-from memories.models.catalogue import EMBEDDING_DIMENSIONS
+from memories.models.catalogue import EMBEDDING_DIMENSIONS, cosine_hnsw
 from memories.models.memory import Memory
 
 # The partitions of migration 0034. Changing it takes a migration that copies the rows into a
@@ -50,13 +50,7 @@ class MemorySearch(models.Model):
         # The table, its partitions, its foreign key and the trigger are migration 0034's SQL.
         managed = True
         indexes = [
-            HnswIndex(
-                name="memorysearch_embedding_hnsw",
-                fields=["embedding"],
-                m=16,
-                ef_construction=64,
-                opclasses=["vector_cosine_ops"],
-            ),
+            cosine_hnsw(name="memorysearch_embedding_hnsw"),
             GinIndex(fields=["search_vector"], name="memorysearch_gin"),
             # The cascade from a deleted memory finds its row by the memory alone.
             models.Index(fields=["memory"], name="memorysearch_memory"),
