@@ -105,6 +105,9 @@ def served(tmp_path):
     served = Served(tmp_path)
     try:
         served.wait_ready()
+        # The drill stops the database of a running deployment: the worker's cluster up too
+        # (/readyz wants its heartbeat), not still starting, as it would be during the outage.
+        wait_for(lambda: request(f"{served.url}/readyz")[0] == 200, timeout=180, what="the worker")
         yield served
     finally:
         served.cleanup()
