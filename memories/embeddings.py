@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -32,6 +32,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from memories.models import EMBEDDING_DIMENSIONS
 from zeromemory.core import foreground
+from zeromemory.core.sql import exact_vector_literal
 
 T = TypeVar("T")
 
@@ -402,6 +403,12 @@ def windows_for(text: str) -> list[Window]:
 class Embedded:
     vector: list[float]
     windows: list[tuple[Window, list[float]]]
+
+    @cached_property
+    def literal(self) -> str:
+        """The vector as the exact pgvector literal a batch's statements send (its
+        near-duplicate lookup and its insert), made once."""
+        return exact_vector_literal(self.vector)
 
 
 def embed_contents(

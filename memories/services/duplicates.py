@@ -14,7 +14,6 @@ from django.db import connection
 from django.utils import timezone
 
 from memories.models import Memory
-from zeromemory.core.sql import vector_literal
 
 if TYPE_CHECKING:
     from memories.services.remember import Prepared
@@ -62,7 +61,7 @@ def near_many(prepared: dict[int, Prepared]) -> dict[int, list[SimilarMemory]]:
         return {}
     indexes = list(prepared)
     scope_ids = [prepared[i].scope.id for i in indexes]
-    vectors = [vector_literal(prepared[i].derived.embedded.vector) for i in indexes]
+    vectors = [prepared[i].derived.embedded.literal for i in indexes]  # the insert's too
     threshold = settings.NEAR_DUPLICATE_SIMILARITY
     now = timezone.now()
     similar: dict[int, list[SimilarMemory]] = {i: [] for i in indexes}

@@ -47,7 +47,6 @@ from memories.models import (
     ConflictStatus,
     IdempotencyRecord,
     Memory,
-    MemoryWindow,
     MentionSource,
     Provenance,
     Relation,
@@ -62,6 +61,7 @@ from zeromemory.core import foreground
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import DomainError, ValidationFailed
 from zeromemory.core.secrets import refuse_secrets
+from zeromemory.core.sql import rows_inserted
 
 __all__ = ["RememberInput", "RememberResult", "memory_remember", "memory_remember_many"]
 
@@ -318,11 +318,18 @@ def _commit(
         del fresh[index]
     created = {index: _new_memory(actor, item) for index, item in fresh.items()}
     with transaction.atomic():
-        Memory.objects.bulk_create(created.values())  # sets each object's id
-        MemoryWindow.objects.bulk_create(
-            row
-            for index, item in fresh.items()
-            for row in window_rows(memory=created[index], derived=item.derived)
+        # One statement of the same text for any batch, each vector the literal the
+        # near-duplicate lookup sent (sets each object's id).
+        rows_inserted(
+            list(created.values()),
+            vector_texts={"embedding": [fresh[i].derived.embedded.literal for i in created]},
+        )
+        rows_inserted(
+            [
+                row
+                for index, item in fresh.items()
+                for row in window_rows(memory=created[index], derived=item.derived)
+            ]
         )
         provenance = []
         for index, item in prepared.items():

@@ -263,6 +263,43 @@ def test_the_stored_vectors_are_the_models_for_the_text(tenancy, owner):
     assert len(expected[1].windows) > 1
 
 
+def test_a_batch_stores_each_vector_bit_for_bit(tenancy, owner):
+    """A batch's rows go in as one statement with each vector written as text: PostgreSQL
+    reads back exactly the float32 numbers the model gave, for the memories and their
+    windows, and the rows are whole (ids, validity, the search copy)."""
+    import numpy as np
+
+    from memories.embeddings import embed_contents
+    from memories.models import MemorySearch, MemoryWindow
+
+    texts = [f"Service {n} retries webhooks {n + 2} times (hooks/{n}.yaml)." for n in range(9)]
+    texts.append(" ".join(f"Runbook step {n} restarts worker {n} on deploy." for n in range(60)))
+    response = owner.post(
+        "/api/v1/memories/batch",
+        {"items": [{"content": text, "kind": "fact"} for text in texts]},
+        format="json",
+    )
+    results = response.json()["results"]
+    assert [r["status"] for r in results] == [201] * len(texts)
+    expected = embed_contents(texts)
+
+    def exact(stored, vector) -> bool:
+        return np.array_equal(
+            np.asarray(stored, dtype=np.float32), np.asarray(vector, dtype=np.float32)
+        )
+
+    for result, embedded in zip(results, expected, strict=True):
+        memory = Memory.objects.get(public_id=result["memory"]["id"])
+        assert memory.valid and exact(memory.embedding, embedded.vector)
+        search = MemorySearch.objects.get(memory=memory)
+        assert exact(search.embedding, embedded.vector)
+        windows = MemoryWindow.objects.filter(memory=memory).order_by("position")
+        assert len(windows) == len(embedded.windows)
+        for row, (_, vector) in zip(windows, embedded.windows, strict=True):
+            assert exact(row.embedding, vector)
+    assert len(expected[-1].windows) > 1
+
+
 def test_a_refused_caller_gets_the_same_answer_and_writes_nothing(tenancy, api, client):
     """Authentication, write access and the scope are settled before the model starts: a bad
     token, a reader and a foreign scope are answered as always, and nothing is stored."""
