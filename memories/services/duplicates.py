@@ -6,6 +6,7 @@ An identical valid memory (same normalized text in the scope) absorbs the write;
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -48,6 +49,7 @@ CROSS JOIN LATERAL (
     SELECT x.memory_id, x.embedding <=> q.v AS distance
     FROM memories_memorysearch x
     WHERE x.scope_id = q.scope_id AND x.valid AND x.embedding IS NOT NULL
+        AND x.memory_id <> ALL (%s::bigint[])
     ORDER BY x.embedding <=> q.v
     LIMIT 3
 ) AS n
@@ -55,8 +57,11 @@ JOIN memories_memory m ON m.id = n.memory_id
 """
 
 
-def near_many(prepared: dict[int, Prepared]) -> dict[int, list[SimilarMemory]]:
-    """Near duplicates for several new memories in one round trip."""
+def near_many(
+    prepared: dict[int, Prepared], *, besides: Collection[int] = ()
+) -> dict[int, list[SimilarMemory]]:
+    """Near duplicates for several new memories in one round trip, among the memories stored
+    before them: `besides` names the rows their own batch inserted already (by id)."""
     if not prepared:
         return {}
     indexes = list(prepared)
@@ -66,7 +71,7 @@ def near_many(prepared: dict[int, Prepared]) -> dict[int, list[SimilarMemory]]:
     now = timezone.now()
     similar: dict[int, list[SimilarMemory]] = {i: [] for i in indexes}
     with connection.cursor() as cursor:
-        cursor.execute(_NEAR_SQL, [indexes, scope_ids, vectors])
+        cursor.execute(_NEAR_SQL, [indexes, scope_ids, vectors, list(besides)])
         for index, public_id, distance, created in cursor.fetchall():
             if 1.0 - distance >= threshold:
                 similar[index].append(
