@@ -41,7 +41,9 @@ def identical_many(prepared: list[Prepared]) -> dict[tuple[int, str], Memory]:
 
 
 # The nearest on the search copy (memories.models.search): the scope, known only when the
-# statement runs, prunes its partitions then; the memory is read by its id.
+# statement runs, prunes its partitions then; the memory is read by its id. The ids left out
+# (`besides`) are read once as the statement runs: given as a constant array, the planner
+# weighed each id for each partition (14 ms more planning for 64 ids, the same rows found).
 _NEAR_SQL = """
 SELECT q.i, m.public_id, n.distance, m.created_at
 FROM unnest(%s::int[], %s::bigint[], %s::text[]::vector[]) AS q(i, scope_id, v)
@@ -49,7 +51,7 @@ CROSS JOIN LATERAL (
     SELECT x.memory_id, x.embedding <=> q.v AS distance
     FROM memories_memorysearch x
     WHERE x.scope_id = q.scope_id AND x.valid AND x.embedding IS NOT NULL
-        AND x.memory_id <> ALL (%s::bigint[])
+        AND x.memory_id <> ALL (ARRAY(SELECT unnest(%s::bigint[])))
     ORDER BY x.embedding <=> q.v
     LIMIT 3
 ) AS n
