@@ -8,9 +8,7 @@ is `Turns`: a query runs beside a batch's pass rather than after it. Across the 
 bulk embedding gives way to requests (zeromemory.core.foreground): before each pass of a batch and
 between the model's layers, it waits while a request someone waits on is in flight anywhere on
 the host, for at most ZM_FOREGROUND_WAIT_MS a pass. The passes are cut as before and the layers
-compute what they computed, so the vectors are the same whether it waited or not. A request's
-bulk passes run on threads at ZM_BULK_NICE (`run_ahead`), so that once a pass goes on beside a
-request, the kernel still gives the request's threads a core first.
+compute what they computed, so the vectors are the same whether it waited or not.
 """
 
 from __future__ import annotations
@@ -429,32 +427,7 @@ def _ahead_pool() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max_workers=settings.WEB_THREADS, thread_name_prefix="embed-ahead")
 
 
-def _lower_this_thread() -> None:
-    """A bulk pass's thread runs at ZM_BULK_NICE (Linux sets niceness per thread): when a
-    request's thread or its query's pass wants a core this thread holds, the kernel gives it to
-    them. Once lowered a thread is never raised back (that needs privileges), so these threads
-    run bulk passes only."""
-    nice = settings.BULK_NICE
-    try:
-        thread = threading.get_native_id()
-        if os.getpriority(os.PRIO_PROCESS, thread) < nice:
-            os.setpriority(os.PRIO_PROCESS, thread, nice)
-    except OSError:  # not permitted here: the pass runs at the process's priority
-        return
-
-
-@cache
-def _bulk_pool() -> ThreadPoolExecutor:
-    """The threads that run the passes of bulk work (a batch's texts), at ZM_BULK_NICE."""
-    return ThreadPoolExecutor(
-        max_workers=settings.WEB_THREADS,
-        thread_name_prefix="embed-bulk",
-        initializer=_lower_this_thread,
-    )
-
-
 os.register_at_fork(after_in_child=_ahead_pool.cache_clear)
-os.register_at_fork(after_in_child=_bulk_pool.cache_clear)
 
 
 def run_ahead(function: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
@@ -462,17 +435,14 @@ def run_ahead(function: Callable[..., T], /, *args: Any, **kwargs: Any) -> Futur
     the pass releases the interpreter and runs on the other core while the request goes on with
     what needs no vector. It is interactive when the request is (it never waits for the host's
     requests in flight, its own included) and bulk when the request stepped back: a request that
-    will embed a batch steps back in its own thread before (`foreground.on_behalf`). A bulk
-    pass runs on a thread at ZM_BULK_NICE (`_bulk_pool`), an interactive one at the process's
-    priority."""
+    will embed a batch steps back in its own thread before (`foreground.on_behalf`)."""
     interactive = foreground.is_interactive()
 
     def run() -> T:
         with foreground.on_behalf(interactive=interactive):
             return function(*args, **kwargs)
 
-    pool = _ahead_pool() if interactive else _bulk_pool()
-    return pool.submit(run)
+    return _ahead_pool().submit(run)
 
 
 class EmbeddedAhead:

@@ -6,7 +6,6 @@ processes too. Read from the real processes, as the kernel sees them."""
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import subprocess
 import sys
@@ -16,7 +15,7 @@ import psutil
 import pytest
 from django.conf import settings
 
-from tests.served import Served, request, wait_for
+from tests.served import Served, wait_for
 
 pytestmark = [
     pytest.mark.slow,
@@ -26,7 +25,6 @@ pytestmark = [
 ]
 
 NICE = 7  # not the default, so the setting is what is read
-BULK_NICE = 4  # nor this one
 
 
 @pytest.fixture(scope="module")
@@ -37,8 +35,6 @@ def served(tmp_path_factory):
         ZM_Q_WORKERS="2",
         ZM_WORKER_NICE=str(NICE),
         ZM_WORKER_THREADS="1",
-        ZM_BULK_NICE=str(BULK_NICE),
-        ZM_WEB_PROCESSES="2",  # whether the web processes share a session
     )
     try:
         served.wait_ready()
@@ -85,65 +81,13 @@ def autogroup_nice(pid: int) -> int:
 )
 def test_the_worker_s_session_runs_below_the_web_processes_sessions(served):
     """With autogroup scheduling the kernel shares the CPU between sessions before niceness
-    counts, and `serve` starts the worker in a session of its own: the worker's session is
-    lowered to its niceness, so its task processes yield to the web processes' session."""
+    counts, and `serve` starts each child in a session of its own: the worker's session is
+    lowered to its niceness, so its task processes yield to web processes of other sessions."""
     webs = served.children_matching("zeromemory.web")
     worker = served.child("qcluster")
     cluster = cluster_of(worker, 2)
     assert {autogroup_nice(proc.pid) for proc in [worker, *cluster]} == {NICE}
-    assert {autogroup_nice(web.pid) for web in webs} == {0}  # the service's session's group
-
-
-def test_the_web_processes_share_the_service_s_session_each_leading_a_group(served):
-    """Niceness counts only inside a session under autogroup scheduling: the web processes stay
-    in serve's session, so a batch's pass at ZM_BULK_NICE in one of them yields to the requests
-    of every other; each still leads a process group of its own (stopped with all it started),
-    and the worker has a session of its own (lowered whole)."""
-    webs = served.children_matching("zeromemory.web")
-    assert len(webs) == 2
-    assert {os.getsid(web.pid) for web in webs} == {os.getsid(served.process.pid)}
-    assert all(os.getpgid(web.pid) == web.pid for web in webs)
-    worker = served.child("qcluster")
-    assert os.getsid(worker.pid) == os.getpgid(worker.pid) == worker.pid
-
-
-def thread_niceness(processes: list[psutil.Process]) -> list[int]:
-    """The niceness of every thread of these processes (Linux keeps one per thread)."""
-    return [
-        os.getpriority(os.PRIO_PROCESS, int(thread))
-        for proc in processes
-        for thread in os.listdir(f"/proc/{proc.pid}/task")
-    ]
-
-
-def test_a_batch_s_passes_run_on_threads_below_the_requests(served):
-    """A recall's and a single remember's passes run at the web process's priority; a batch's
-    run on threads at ZM_BULK_NICE, and the web processes themselves stay where they were."""
-    own = os.getpriority(os.PRIO_PROCESS, 0)
-    if own >= BULK_NICE:
-        pytest.skip("this test already runs at the bulk passes' niceness")
-    token = served.create_user_with_token("batcher", "a long enough password")
-    headers = {"Authorization": f"Bearer {token}"}
-
-    def post(path: str, body: dict) -> dict:
-        status, _, answer = request(served.url + path, method="POST", body=body, headers=headers)
-        assert status in (200, 201), answer
-        return json.loads(answer)
-
-    scope = post("/api/v1/scopes", {"name": "bulk", "slug": "bulk", "kind": "project"})["id"]
-    single = {"content": "The deploy runs on Fridays.", "kind": "fact", "scope": scope}
-    post("/api/v1/memories", single)
-    post("/api/v1/recall", {"query": "when do we deploy", "scopes": [scope]})
-    webs = served.children_matching("zeromemory.web")
-    assert BULK_NICE not in thread_niceness(webs)
-    items = [
-        {"content": f"Batch memory {n} about the {word} service.", "kind": "fact", "scope": scope}
-        for n, word in enumerate(["billing", "search", "mail", "auth", "queue", "cache"] * 2)
-    ]
-    results = post("/api/v1/memories/batch", {"items": items})["results"]
-    assert [result["status"] for result in results] == [201] * len(items)
-    assert BULK_NICE in thread_niceness(webs)
-    assert {web.nice() for web in webs} == {own}
+    assert {autogroup_nice(web.pid) for web in webs} == {0}  # a new session's group
 
 
 def test_a_worker_started_on_its_own_lowers_its_task_processes(served):

@@ -30,10 +30,6 @@ WORKER_THREADS = env_int("ZM_WORKER_THREADS", 1, minimum=1)
 # while a request someone waits on (recall, a single remember, a page) is in flight on this
 # host, at most this long per pass or step, so that it always goes on; 0: never waits.
 FOREGROUND_WAIT_MS = env_int("ZM_FOREGROUND_WAIT_MS", 200, minimum=0)
-# A batch's passes of the model run, in a web process, on threads at this niceness (Linux sets it
-# per thread), so that a request's threads anywhere in the web processes' session get a core
-# first; 0: at the process's own.
-BULK_NICE = env_int("ZM_BULK_NICE", 10, minimum=0)
 # A hygiene scan run stops after this many seconds (at the end of a slice) and the next run goes
 # on: kept well inside the task timeout.
 HYGIENE_SCAN_SECONDS = env_int("ZM_HYGIENE_SCAN_SECONDS", max(1, Q_TIMEOUT // 2), minimum=1)

@@ -1,19 +1,13 @@
 """A small process supervisor for `manage.py serve`: web and worker processes, restarted when
 they die, all stopped together.
 
-Each child runs in a process group of its own, so the group holds everything the child starts:
-uvicorn's workers, django-q2's sentinel, pusher, monitor and task workers. When a child exits,
-whatever it left behind in its group is killed before it is started again, so a dead qcluster
-never leaves orphans running against the database. A terminal's Ctrl-C reaches only the
-supervisor (children are in other groups); it then sends SIGTERM to every child, waits for
-their groups to empty, and kills what is left. A child that keeps dying is restarted after a
-growing delay.
-
-The web processes stay in the supervisor's session; a child with a niceness of its own (the
-worker) gets a session of its own. Under autogroup scheduling the kernel shares the CPU between
-sessions first and by niceness only inside each, so the web processes share one session: a
-batch's passes, which run on threads at ZM_BULK_NICE (memories.embeddings), then yield to the
-requests of every web process, not only of their own. The worker's session is lowered whole.
+Each child runs in a session (and process group) of its own, so the group holds everything the
+child starts: uvicorn's workers, django-q2's sentinel, pusher, monitor and task workers. When a
+child exits, whatever it left behind in its group is killed before it is started again, so a
+dead qcluster never leaves orphans running against the database. A terminal's Ctrl-C reaches
+only the supervisor (children are in other groups); it then sends SIGTERM to every child, waits
+for their groups to empty, and kills what is left. A child that keeps dying is restarted after
+a growing delay.
 """
 
 from __future__ import annotations
@@ -46,8 +40,7 @@ class ChildSpec:
     # Descriptors the child inherits (the web processes' shared listening socket).
     pass_fds: tuple[int, ...] = ()
     # The child's niceness at least (the worker's: background work yields to the web processes)
-    # and variables added to its environment. A child with a niceness gets a session of its own
-    # (its autogroup is lowered with it); the others share the supervisor's.
+    # and variables added to its environment.
     nice: int = 0
     env: dict[str, str] = field(default_factory=dict)
 
@@ -124,11 +117,10 @@ class Supervisor:
             list(spec.argv),
             cwd=self.cwd,
             env=env,
-            start_new_session=bool(spec.nice),
-            process_group=None if spec.nice else 0,
+            start_new_session=True,
             pass_fds=spec.pass_fds,
             # Set in the child before it executes (the supervisor runs no threads of its own).
-            preexec_fn=partial(lower_priority, spec.nice) if spec.nice else _beside_the_terminal,
+            preexec_fn=partial(lower_priority, spec.nice) if spec.nice else None,
         )
         child.started_at = time.monotonic()
         child.pids_seen.add(child.process.pid)
@@ -184,12 +176,6 @@ class Supervisor:
             if child.process is not None:
                 child.process.wait()
                 child.process = None
-
-
-def _beside_the_terminal() -> None:
-    """A child in the supervisor's session but not in the terminal's foreground group writes its
-    log to the terminal even where `stty tostop` would stop it for that."""
-    signal.signal(signal.SIGTTOU, signal.SIG_IGN)
 
 
 # Linux's autogroup scheduling (CONFIG_SCHED_AUTOGROUP, on in many distributions' kernels)
