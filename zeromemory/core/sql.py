@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from django.db import connections, router
+from django.db import connection, connections, router
 from django.db.models import Model
+from django.db.models.constants import OnConflict
+from django.db.models.sql import InsertQuery
 from pgvector.django import VectorField
 
 _LITERAL_FORMATS: dict[int, str] = {}
@@ -42,7 +44,7 @@ def exact_vector_literal(values: Iterable[float]) -> str:
     return template % numbers
 
 
-def rows_inserted(
+def rows_inserted_with_ids(
     objs: Sequence[Model], *, vector_texts: Mapping[str, Sequence[str | None]] | None = None
 ) -> None:
     """Insert new rows of one model in one statement whose text is the same for any number of
@@ -65,8 +67,8 @@ def rows_inserted(
     model = type(objs[0])
     opts = model._meta
     if opts.parents or any(obj.pk is not None for obj in objs):
-        raise ValueError("rows_inserted takes new rows of a model without parents")
-    connection = connections[router.db_for_write(model)]
+        raise ValueError("rows_inserted_with_ids takes new rows of a model without parents")
+    database = connections[router.db_for_write(model)]
     concrete = [f for f in opts.get_fields() if f.concrete]
     fields = [f for f in concrete if not f.generated and not f.primary_key]
     given = vector_texts or {}
@@ -87,25 +89,64 @@ def rows_inserted(
         if any(hasattr(value, "resolve_expression") for value in values):
             model._default_manager.bulk_create(objs)
             return
-        columns.append([f.get_db_prep_save(value, connection) for value in values])
+        columns.append([f.get_db_prep_save(value, database) for value in values])
         # The type without its modifiers, as Django's own UNNEST insert casts: varchar[], not
         # varchar(40)[] (the column's own type still checks each value).
-        casts.append("%s::" + f.db_type(connection).split("(")[0] + "[]")
+        casts.append("%s::" + f.db_type(database).split("(")[0] + "[]")
     returned = [opts.pk] + [f for f in concrete if f.generated]
-    quote = connection.ops.quote_name
+    quote = database.ops.quote_name
     sql = "INSERT INTO {} ({}) SELECT * FROM unnest({}) RETURNING {}".format(  # noqa: S608
         quote(opts.db_table),
         ", ".join(quote(f.column) for f in fields),
         ", ".join(casts),
         ", ".join(quote(f.column) for f in returned),
     )
-    with connection.cursor() as cursor:
+    with database.cursor() as cursor:
         cursor.execute(sql, columns)
         rows = cursor.fetchall()
     for obj, row in zip(objs, rows, strict=True):
         for f, value in zip(returned, row, strict=True):
             if hasattr(f, "from_db_value"):
-                value = f.from_db_value(value, None, connection)
+                value = f.from_db_value(value, None, database)
             setattr(obj, f.attname, value)
         obj._state.adding = False
-        obj._state.db = connection.alias
+        obj._state.db = database.alias
+
+
+def rows_inserted(
+    *groups: Sequence[Model], conflicts_ignored: tuple[type[Model], ...] = ()
+) -> None:
+    """New rows of several models in one message, one round trip where a `bulk_create` of each
+    takes one: for rows whose ids nobody reads afterwards (nothing is returned, the objects get
+    no primary key). Each statement is the INSERT `bulk_create` sends for its rows (with ON
+    CONFLICT DO NOTHING for a model in `conflicts_ignored`); inside a transaction they are part
+    of it, outside one PostgreSQL runs the message as one transaction."""
+    statements: list[str] = []
+    params: list[Any] = []
+    for rows in groups:
+        if not rows:
+            continue
+        model = type(rows[0])
+        meta = model._meta
+        for row in rows:
+            # What `bulk_create` does first: a related object saved after it was assigned gives
+            # its id now.
+            row._prepare_related_fields_for_save(operation_name="bulk_create")
+        fields = [
+            field
+            for field in meta.local_concrete_fields
+            if not field.generated and field is not meta.auto_field
+        ]
+        query = InsertQuery(
+            model, on_conflict=OnConflict.IGNORE if model in conflicts_ignored else None
+        )
+        query.insert_values(fields, rows)
+        for sql, values in query.get_compiler(connection=connection).as_sql():
+            statements.append(sql)
+            params.extend(values)
+        for row in rows:
+            row._state.adding = False
+            row._state.db = connection.alias
+    if statements:
+        with connection.cursor() as cursor:
+            cursor.execute("; ".join(statements), params)
