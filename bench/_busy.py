@@ -122,6 +122,30 @@ def server_pids(port: int) -> list[int]:
     return found
 
 
+def shares_a_web_process(server_pid: int, port: int, client_port: int) -> bool | None:
+    """Whether the timed client's connection (its local port `client_port`) and another
+    client's (the busy writer's) are served by the same web process: the kernel hands each new
+    connection to whichever web process accepts first, and a recall beside the writer's batch in
+    its own process waits for the interpreter, beside it in another only for a core. None when
+    the connections are not found."""
+    import psutil
+
+    holders: dict[int, set[int]] = {}  # client port -> web processes holding its connection
+    for pid in web_pids(server_pid):
+        try:
+            connections = psutil.Process(pid).net_connections(kind="tcp")
+        except psutil.Error:
+            continue
+        for connection in connections:
+            if connection.laddr and connection.laddr.port == port and connection.raddr:
+                holders.setdefault(connection.raddr.port, set()).add(pid)
+    mine = holders.pop(client_port, set())
+    others = set().union(*holders.values()) if holders else set()
+    if not mine or not others:
+        return None
+    return bool(mine & others)
+
+
 def record(pids: list[int], output: Path, seconds: float, rate: int) -> list[subprocess.Popen]:
     """py-spy recording each of `pids` for `seconds` at `rate` samples/s, as collapsed stacks
     in <output stem>-<pid>.txt beside `output`."""

@@ -25,7 +25,10 @@ floors meet the same load on a shared machine:
    over the floor, the statements of each request, and the issue's ratios; with `--busy`, the
    same requests again while another user posts batches of 100 chat turns as fast as the server
    takes them (bench/busy.py's writer, one in twenty German) and the worker translates them
-   (the suite's fake LLM), beside the same idle floors.
+   (the suite's fake LLM), beside the same idle floors, and in how many busy rounds the
+   writer's connection sat in the timed client's web process (the kernel places each
+   connection; a recall beside the writer's batch in its own process also waits for the
+   interpreter, so the busy tail depends on it).
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from _busy import fake_llm, load_average, server_pids, worker_paused
+from _busy import fake_llm, load_average, server_pids, shares_a_web_process, worker_paused
 from _chat import conversations, short_memory
 from _django import ROOT, percentile, setup_for
 from _server import Api, free_port, served, start_baseline
@@ -543,9 +546,18 @@ def main() -> None:
                 writer = subprocess.Popen(
                     [*command, str(args.busy_seconds)], stdout=subprocess.PIPE
                 )
+                shared: list[bool | None] = []
                 while writer.poll() is None:
                     sample(api, calls, busy_times, max(3, args.requests // 8), 1, warm=False)
+                    client_port = api.connection.sock.getsockname()[1] if api.connection.sock else 0
+                    shared.append(shares_a_web_process(server_pids(port)[0], port, client_port))
                 print(f"busy writer: {writer.stdout.read().decode().strip()}")
+                print(
+                    "the writer's connection in the timed client's web process: "
+                    f"{shared.count(True)} of {len(shared)} rounds (else in another web process; "
+                    "a recall beside the writer's batch in its own process also waits for the "
+                    "interpreter)"
+                )
     finally:
         baseline_server.kill()
         if fake is not None:

@@ -80,7 +80,12 @@ def new_memory_state(*, held: bool) -> dict[str, Any]:
 
 def validity_written(*, memories: list[Memory], by: Any) -> None:
     """The first validity period of newly written memories (a held one has none yet)."""
-    ValidityPeriod.objects.bulk_create(
+    ValidityPeriod.objects.bulk_create(validity_rows(memories=memories, by=by))
+
+
+def validity_rows(*, memories: list[Memory], by: Any) -> list[ValidityPeriod]:
+    """`validity_written`'s rows, for a caller that inserts them with its other rows."""
+    return [
         ValidityPeriod(
             memory=memory,
             valid_from=memory.valid_from,
@@ -89,7 +94,7 @@ def validity_written(*, memories: list[Memory], by: Any) -> None:
         )
         for memory in memories
         if memory.valid
-    )
+    ]
 
 
 def memories_confirmed(*, ids: set[int]) -> None:

@@ -36,10 +36,18 @@ from django.utils.translation import gettext as _
 from memories.canonical.language import detect_language
 from memories.embeddings import Embedded, EmbeddedAhead, embed_contents
 from memories.entities.detect import Found, scanned
+from memories.entities.dictionary import aliases_found
 from memories.entities.given import GivenEntity
-from memories.entities.mentions import MentionWrite, mentions_written
+from memories.entities.mentions import MentionWrite, looked_up, mention_rows, mentions_written
 from memories.entities.names import text_keys
-from memories.models import Memory, MemoryWindow, MentionSource, TranslationStatus
+from memories.models import (
+    EntityAlias,
+    EntityMention,
+    Memory,
+    MemoryWindow,
+    MentionSource,
+    TranslationStatus,
+)
 from zeromemory.core.errors import ValidationFailed
 from zeromemory.core.text import comparable
 
@@ -190,21 +198,43 @@ class Mentioned:
     detected: bool = True  # False: only the given ones (a write absorbed into another memory)
 
 
+def _writes(items: list[Mentioned]) -> list[MentionWrite]:
+    return [
+        MentionWrite(
+            memory=item.memory,
+            keys=item.derived.entity_keys if item.detected else {},
+            found=item.derived.entities_found if item.detected else [],
+            given=item.given,
+            given_source=item.given_source,
+        )
+        for item in items
+    ]
+
+
 def mentions_saved(items: list[Mentioned], *, by=None) -> None:
     """Record what these saved memories are about, for the whole batch in a few statements."""
-    mentions_written(
-        [
-            MentionWrite(
-                memory=item.memory,
-                keys=item.derived.entity_keys if item.detected else {},
-                found=item.derived.entities_found if item.detected else [],
-                given=item.given,
-                given_source=item.given_source,
-            )
-            for item in items
-        ],
-        by=by,
-    )
+    mentions_written(_writes(items), by=by)
+
+
+def mentions_known(
+    texts: list[tuple[int, Derived, tuple[GivenEntity, ...]]],
+) -> dict[tuple[int, str], EntityAlias]:
+    """The aliases these texts, to be saved in these scopes (ids), and the names their writers
+    gave could mention, in one query, before the memories exist: a write looks them up while the
+    model computes its vectors and hands them to `mention_rows_made`."""
+    pairs: set[tuple[int, str]] = set()
+    for scope_id, derived, given in texts:
+        pairs |= looked_up(scope_id, derived.entity_keys, derived.entities_found, given)
+    return aliases_found(pairs)
+
+
+def mention_rows_made(
+    items: list[Mentioned], *, by=None, known: dict[tuple[int, str], EntityAlias]
+) -> list[EntityMention]:
+    """`mentions_saved` but its last insert: the new entities are created, and the mention rows
+    are returned for the caller to insert with its other rows (`zeromemory.core.sql.
+    rows_inserted`, conflicts ignored). `known` is `mentions_known` of (at least) these texts."""
+    return mention_rows(_writes(items), by=by, known=known)
 
 
 def translations_queued(memories: list[Memory]) -> None:

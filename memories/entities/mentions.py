@@ -43,20 +43,44 @@ class _NewEntity:
     entity: Entity | None = None
 
 
-def mentions_written(writes: list[MentionWrite], *, by=None) -> list[EntityMention]:
+def looked_up(
+    scope_id: int, keys: dict[str, str], found: list[Found], given: tuple[GivenEntity, ...]
+) -> set[tuple[int, str]]:
+    """The (scope id, key) pairs a memory's mentions are looked up under in the dictionary: its
+    text's keys, what the detector found, the names and aliases its writer gave."""
+    pairs = {(scope_id, key) for key in keys}
+    pairs.update((scope_id, item.key) for item in found)
+    for item in given:
+        pairs.update((scope_id, name_key(name)) for name in (item.name, *item.aliases))
+    return pairs
+
+
+def mentions_written(
+    writes: list[MentionWrite], *, by=None, known: dict[tuple[int, str], EntityAlias] | None = None
+) -> list[EntityMention]:
     """Record what each memory is about (creating the entities not known in its scope yet);
     the memories are saved. Returns the mentions meant (existing ones are left as they are)."""
+    rows = mention_rows(writes, by=by, known=known)
+    EntityMention.objects.bulk_create(rows, ignore_conflicts=True)
+    return rows
+
+
+def mention_rows(
+    writes: list[MentionWrite], *, by=None, known: dict[tuple[int, str], EntityAlias] | None = None
+) -> list[EntityMention]:
+    """`mentions_written` but the last insert: the entities not known yet are created, and the
+    mention rows are returned for the caller to insert (with ON CONFLICT DO NOTHING, as
+    `mentions_written` does) beside its other rows. `known`: `aliases_found` of (at least) the
+    writes' `looked_up` pairs when the caller looked them up before (a write looks them up while
+    the model computes its vectors); otherwise they are looked up here."""
     writes = [write for write in writes if write.keys or write.found or write.given]
     if not writes:
         return []
-    pairs: set[tuple[int, str]] = set()
-    for write in writes:
-        scope_id = write.memory.scope_id
-        pairs.update((scope_id, key) for key in write.keys)
-        pairs.update((scope_id, found.key) for found in write.found)
-        for given in write.given:
-            pairs.update((scope_id, name_key(name)) for name in (given.name, *given.aliases))
-    known = aliases_found(pairs)
+    if known is None:
+        pairs: set[tuple[int, str]] = set()
+        for write in writes:
+            pairs |= looked_up(write.memory.scope_id, write.keys, write.found, write.given)
+        known = aliases_found(pairs)
 
     # A mention goes to the entity that owns the name used, merged or not: reads resolve merges,
     # so undoing a merge gives back exactly what was said of each.
@@ -99,7 +123,6 @@ def mentions_written(writes: list[MentionWrite], *, by=None) -> list[EntityMenti
             (memory.id, entity.id, source),
             EntityMention(memory=memory, entity=entity, source=source, surface=surface[:200]),
         )
-    EntityMention.objects.bulk_create(rows.values(), ignore_conflicts=True)
     return list(rows.values())
 
 

@@ -33,7 +33,8 @@ from memories.canonical.content import (
     content_set,
     derived_text,
     embed_derived,
-    mentions_saved,
+    mention_rows_made,
+    mentions_known,
     translations_queued,
     window_rows,
 )
@@ -45,6 +46,7 @@ from memories.models import (
     AuthorKind,
     Conflict,
     ConflictStatus,
+    EntityMention,
     IdempotencyRecord,
     Memory,
     MemoryWindow,
@@ -55,13 +57,14 @@ from memories.models import (
     authenticated_author_kind,
 )
 from memories.services import duplicates, idempotency
-from memories.state_rows import memories_confirmed, new_memory_state, validity_written
+from memories.state_rows import memories_confirmed, new_memory_state, validity_rows
 from scopes import access
 from scopes.models import Scope
 from zeromemory.core import foreground
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import DomainError, ValidationFailed
 from zeromemory.core.secrets import refuse_secrets
+from zeromemory.core.sql import rows_inserted
 
 __all__ = ["RememberInput", "RememberResult", "memory_remember", "memory_remember_many"]
 
@@ -292,6 +295,12 @@ def _commit(
 ) -> None:
     """The whole batch in a few statements; raises IntegrityError when a concurrent write won."""
     existing = duplicates.identical_many(list(prepared.values()))
+    # The aliases the texts may name, looked up while the model still computes their vectors
+    # (the request's thread would otherwise wait for it idle): every text's, whether it ends
+    # new or absorbed, a superset of what `mention_rows_made` reads.
+    known = mentions_known(
+        [(item.scope.id, item.derived, item.given) for item in prepared.values()]
+    )
     first_of: dict[tuple[int, str], int] = {}
     fresh: dict[int, Prepared] = {}
     for index, item in prepared.items():
@@ -336,10 +345,9 @@ def _commit(
                 result = RememberResult(memory, True)
             provenance.append(_provenance_row(actor, item, memory, absorbed=absorbed))
             items[index].result = result
-        Provenance.objects.bulk_create(provenance)
         # What each memory is about: the new ones' texts, and what every writer named (an
         # absorbed write's names join the memory that absorbed it).
-        mentions_saved(
+        mentions = mention_rows_made(
             [
                 Mentioned(
                     memory=items[index].result.memory,
@@ -352,8 +360,15 @@ def _commit(
                 if index in created or item.given
             ],
             by=actor.user,
+            known=known,
         )
-        validity_written(memories=list(created.values()), by=actor.user)
+        # Provenance, mentions and validity periods in one message: nothing reads their ids.
+        rows_inserted(
+            provenance,
+            mentions,
+            validity_rows(memories=list(created.values()), by=actor.user),
+            conflicts_ignored=(EntityMention,),
+        )
         memories_confirmed(ids={row.memory.pk for row in provenance if row.absorbed})
         Conflict.objects.bulk_create(
             Conflict(

@@ -1,0 +1,88 @@
+"""What a remember writes beside the memory, and its duplicate lookups, as the write path now
+sends them: the scope's aliases looked up while the model runs, the provenance, mention and
+validity rows in one message, the identical lookup by key, the near lookup's kept plan."""
+
+from __future__ import annotations
+
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from memories.models import Entity, EntityMention, Memory, Provenance, ValidityPeriod
+
+
+def remember(client, content, **extra):
+    return client.post(
+        "/api/v1/memories", {"content": content, "kind": "fact", **extra}, format="json"
+    )
+
+
+def test_a_new_memorys_rows_arrive_in_one_message_and_all_are_kept(tenancy, owner, team):
+    known = remember(
+        owner,
+        "Invoices are rendered by a separate worker.",
+        scope=team,
+        entities=[{"name": "billing service", "kind": "service", "aliases": ["billing-svc"]}],
+    )
+    assert known.status_code == 201, known.json()
+    with CaptureQueriesContext(connection) as captured:
+        response = remember(
+            owner,
+            "Billing-Svc retries webhooks 4 times (config/billing/77.yaml).",
+            scope=team,
+            conversation_id="conv-9",
+        )
+    assert response.status_code == 201, response.json()
+    memory = Memory.objects.get(public_id=response.json()["id"])
+    together = [
+        query["sql"]
+        for query in captured.captured_queries
+        if 'INSERT INTO "memories_provenance"' in query["sql"]
+    ]
+    assert len(together) == 1
+    assert 'INSERT INTO "memories_entitymention"' in together[0]
+    assert 'INSERT INTO "memories_validityperiod"' in together[0]
+    [row] = Provenance.objects.filter(memory=memory)
+    assert (row.absorbed, row.conversation_id) == (False, "conv-9")
+    mentioned = {
+        mention.entity.name: mention.entity
+        for mention in EntityMention.objects.filter(memory=memory).select_related("entity")
+    }
+    # The alias the scope knew before the write names the entity it already had.
+    assert mentioned["billing service"] == Entity.objects.get(
+        scope__public_id=team, name="billing service"
+    )
+    assert mentioned["config/billing/77.yaml"].kind == "path"
+    [period] = ValidityPeriod.objects.filter(memory=memory)
+    assert period.valid_until is None and period.valid_from == memory.valid_from
+
+
+def test_a_batch_finds_identical_memories_and_its_own_repeats(tenancy, owner, team):
+    first = remember(owner, "Deploys freeze on Fridays after noon.", scope=team).json()
+    changelog = "The changelog is generated from commit titles."
+    items = [
+        {"content": "  deploys FREEZE on fridays after noon. ", "kind": "fact", "scope": team},
+        {"content": changelog, "kind": "fact", "scope": team},
+        {"content": changelog, "kind": "fact", "scope": team},
+    ]
+    response = owner.post("/api/v1/memories/batch", {"items": items}, format="json")
+    assert response.status_code == 200, response.json()
+    absorbed, created, repeated = response.json()["results"]
+    assert [absorbed["status"], created["status"], repeated["status"]] == [200, 201, 200]
+    assert absorbed["memory"]["id"] == first["id"]
+    assert repeated["memory"]["id"] == created["memory"]["id"] != first["id"]
+    assert Memory.objects.filter(scope__public_id=team).count() == 2
+    assert Provenance.objects.filter(memory__public_id=first["id"], absorbed=True).count() == 1
+
+
+def test_near_duplicates_are_reported_nearest_first_on_every_write(tenancy, owner, team):
+    remember(owner, "The staging database is reset every night at 2am UTC.", scope=team)
+    remember(owner, "The staging database is reset each night at 2am UTC.", scope=team)
+    # The second write runs the near lookup on the plan the first one's connection kept.
+    for text in (
+        "The staging database gets reset every night at 2am UTC.",
+        "The staging database is wiped and reset every night at 2am UTC.",
+    ):
+        response = remember(owner, text, scope=team)
+        assert response.status_code == 201, response.json()
+        similar = [item["similarity"] for item in response.json()["similar_existing"]]
+        assert similar and similar == sorted(similar, reverse=True)
