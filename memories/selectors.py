@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.db import connections, router
 from django.db.models import Count, Prefetch, Q, QuerySet, prefetch_related_objects
 from django.utils.translation import gettext as _
 
@@ -167,17 +168,24 @@ def translation_status_counts() -> dict[str, int]:
     return dict(rows.order_by("translation_status"))
 
 
+# The statement of `disputed`, written once: every recall and build_context runs it, and the
+# ORM compiling its filter each time cost more than the statement's own round trip.
+_DISPUTED = (
+    "SELECT memory_a_id, memory_b_id FROM memories_conflict"
+    " WHERE status = %s AND (memory_a_id = ANY(%s) OR memory_b_id = ANY(%s))"
+)
+
+
 def disputed(memory_ids: Iterable[int]) -> set[int]:
     """Which of these memories (by primary key) have an open queue item."""
     ids = list(memory_ids)
     if not ids:
         return set()
-    rows = Conflict.objects.filter(status=ConflictStatus.OPEN).filter(
-        Q(memory_a_id__in=ids) | Q(memory_b_id__in=ids)
-    )
     found = set()
-    for a, b in rows.values_list("memory_a_id", "memory_b_id"):
-        found.update({a, b})
+    with connections[router.db_for_read(Conflict)].cursor() as cursor:
+        cursor.execute(_DISPUTED, [ConflictStatus.OPEN.value, ids, ids])
+        for a, b in cursor.fetchall():
+            found.update({a, b})
     return found & set(ids)
 
 

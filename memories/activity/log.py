@@ -100,16 +100,31 @@ def log_activity(
             logger.exception("could not write the activity row for %s", operation)
 
 
+# The INSERT's text by connection alias, compiled by the ORM on the first row: its columns and
+# placeholders are the same for every row (no value is an expression), and compiling it again on
+# each request cost about as much as its round trip.
+_INSERT_SQL: dict[str, str] = {}
+
+
 def _insert_unflushed(row: ActivityLog) -> None:
     """The row's INSERT after `SET LOCAL synchronous_commit = off`, in one message: PostgreSQL
     runs a multi-statement message as one implicit transaction, so the setting holds for the
     insert and its commit only, and the row costs one round trip instead of four (BEGIN, the
-    setting, the insert, COMMIT). The INSERT is the one `save()` would send."""
+    setting, the insert, COMMIT). The INSERT is the one `save()` would send, its values
+    prepared as the ORM's compiler prepares them."""
     meta = ActivityLog._meta
     fields = [f for f in meta.local_concrete_fields if not f.generated and f is not meta.auto_field]
-    query = InsertQuery(ActivityLog)
-    query.insert_values(fields, [row])
-    [(sql, params)] = query.get_compiler(connection=connection).as_sql()
+    sql = _INSERT_SQL.get(connection.alias)
+    if sql is None:
+        query = InsertQuery(ActivityLog)
+        query.insert_values(fields, [row])
+        [(sql, params)] = query.get_compiler(connection=connection).as_sql()
+        _INSERT_SQL[connection.alias] = sql
+    else:
+        params = [
+            field.get_db_prep_save(field.pre_save(row, add=True), connection=connection)
+            for field in fields
+        ]
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL synchronous_commit = off; " + sql, params)
 

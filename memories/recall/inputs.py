@@ -374,12 +374,10 @@ class ScopeSelection:
 def select_scopes(*, actor: Actor, scopes: Sequence[str] | None) -> ScopeSelection:
     """Readable scopes, or the requested ones; a scope the actor cannot read answers 404."""
     if not scopes:
-        readable = access.readable_scopes(actor).values_list("id", flat=True)
-        return ScopeSelection(ids=tuple(readable), requested=[])
+        readable = access.readable_scope_ids(actor)
+        return ScopeSelection(ids=tuple(pk for _, pk in readable), requested=[])
     requested = list(dict.fromkeys(scopes))
-    found = dict(
-        access.readable_scopes(actor).filter(public_id__in=requested).values_list("public_id", "id")
-    )
+    found = dict(access.readable_scope_ids(actor, public_ids=requested))
     for public_id in requested:
         if public_id not in found:
             try:

@@ -10,7 +10,7 @@ from datetime import datetime
 from django.db import connections, router
 from django.utils.translation import gettext as _
 
-from memories.approved_rules import approved_rules
+from memories.approved_rules import approved_rule_lines
 from memories.models import Memory
 from memories.recall.budget import (
     OPEN_LOOP_KINDS,
@@ -209,15 +209,8 @@ def rules_section(selection: ScopeSelection) -> list[Section]:
     """The approved rules of the scopes, first in every context and briefing (none: no section).
     A rule row carries its memory's id, so mark_used can name it."""
     rules = [
-        Candidate(
-            rule.memory_id,
-            rule.memory.public_id,
-            "rule",
-            rule.scope.public_id,
-            rule.text,
-            0.0,
-        )
-        for rule in approved_rules(selection.ids)
+        Candidate(rule.memory_pk, rule.memory_id, "rule", rule.scope_id, rule.text, 0.0)
+        for rule in approved_rule_lines(selection.ids)
     ]
     if not rules:
         return []

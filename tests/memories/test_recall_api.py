@@ -83,3 +83,63 @@ def test_rest_revoked_token_gets_401(tenancy):
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {created.secret}")
     response = post_recall(client, {"query": "anything"})
     assert response.status_code == 401
+
+
+def test_rest_token_revoked_or_user_deactivated_after_use_is_refused_at_once(tenancy, team):
+    """The token and its user are read on every call (one statement written once, no cache):
+    a token that answered a moment ago answers 401 once revoked, or once its user is
+    deactivated."""
+    from rest_framework.test import APIClient
+
+    from scopes.services import token_create, token_revoke
+
+    remember_all(tenancy.owner, [("Releases are cut on Tuesdays.", "convention")], scope=team)
+    clients = {}
+    for name in ("revoked", "deactivated"):
+        user = tenancy.owner if name == "revoked" else tenancy.reader
+        created = token_create(actor=Actor(user=user), name=name)
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {created.secret}")
+        response = post_recall(client, {"query": "release day", "scopes": [team]})
+        assert response.status_code == 200, response.json()
+        assert response.json()["results"]
+        clients[name] = (client, created.token)
+    client, token = clients["revoked"]
+    token_revoke(actor=Actor(user=tenancy.owner), token=token)
+    assert post_recall(client, {"query": "release day"}).status_code == 401
+    client, _ = clients["deactivated"]
+    tenancy.reader.is_active = False
+    tenancy.reader.save(update_fields=["is_active"])
+    assert post_recall(client, {"query": "release day"}).status_code == 401
+
+
+def test_rest_removed_member_loses_the_scope_at_once(tenancy, api, team):
+    from scopes.services import membership_remove
+
+    remember_all(tenancy.owner, [("Releases are cut on Tuesdays.", "convention")], scope=team)
+    client = api(tenancy.reader)
+    assert post_recall(client, {"query": "release day", "scopes": [team]}).json()["results"]
+    assert post_recall(client, {"query": "release day"}).json()["results"]
+    membership_remove(scope=tenancy.team, username="reader")
+    response = post_recall(client, {"query": "release day", "scopes": [team]})
+    assert response.status_code == 404
+    assert "scopes" in response.json()["error"]["details"]
+    assert post_recall(client, {"query": "release day"}).json()["results"] == []
+
+
+def test_rest_scope_restricted_token_naming_another_readable_scope_gets_404(tenancy, api, team):
+    from scopes.models import Scope
+
+    remember_all(tenancy.owner, [("Team: releases on Tuesdays.", "convention")], scope=team)
+    remember_all(tenancy.owner, [("Personal: releases bore me.", "preference")])
+    personal = Scope.objects.get(memberships__user=tenancy.owner, kind="personal").public_id
+    client = api(tenancy.owner, scopes=[tenancy.team])
+    response = post_recall(client, {"query": "releases", "scopes": [personal]})
+    assert response.status_code == 404
+    both = post_recall(client, {"query": "releases", "scopes": [team, personal]})
+    assert both.status_code == 404
+    hits = post_recall(client, {"query": "releases", "scopes": [team]}).json()["results"]
+    assert {hit["scope"] for hit in hits} == {team}
+    # The owner's own full token reads both.
+    full = post_recall(api(tenancy.owner), {"query": "releases", "scopes": [team, personal]})
+    assert {hit["scope"] for hit in full.json()["results"]} == {team, personal}
