@@ -23,8 +23,9 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
+from queue import Empty, SimpleQueue
 from typing import Any, TypeVar
 
 from django.conf import settings
@@ -32,6 +33,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from memories.models import EMBEDDING_DIMENSIONS
 from zeromemory.core import foreground
+from zeromemory.core.sql import exact_vector_literal
 
 T = TypeVar("T")
 
@@ -247,8 +249,11 @@ def _threads(count: int) -> int:
     return share if _thread_limit is None else min(share, _thread_limit)
 
 
-def embed_texts(texts: list[str]) -> list[list[float]]:
-    """Unit-length embeddings (cosine = dot product), batched."""
+def embed_texts(
+    texts: list[str], *, on_pass: Callable[[list[int], list[list[float]]], None] | None = None
+) -> list[list[float]]:
+    """Unit-length embeddings (cosine = dot product), batched. `on_pass(indexes, vectors)` is
+    told after each pass which texts it embedded (their vectors are in `vectors` from then)."""
     if not texts:
         return []
     import torch
@@ -285,6 +290,8 @@ def embed_texts(texts: list[str]) -> list[list[float]]:
             output = torch.nn.functional.normalize(output, p=2, dim=1)
         for i, vector in zip(chunk, output.tolist(), strict=True):
             vectors[i] = vector
+        if on_pass is not None:
+            on_pass(chunk, vectors)
     return vectors
 
 
@@ -403,21 +410,52 @@ class Embedded:
     vector: list[float]
     windows: list[tuple[Window, list[float]]]
 
+    @cached_property
+    def literal(self) -> str:
+        """The vector as the exact pgvector literal a batch's statements send (its
+        near-duplicate lookup and its insert), made once."""
+        return exact_vector_literal(self.vector)
+
 
 def embed_contents(
-    texts: list[str], *, window_lists: list[list[Window]] | None = None
+    texts: list[str],
+    *,
+    window_lists: list[list[Window]] | None = None,
+    on_ready: Callable[[dict[int, Embedded]], None] | None = None,
 ) -> list[Embedded]:
-    """Embeddings for memory contents: one vector each, plus window vectors for long ones."""
+    """Embeddings for memory contents: one vector each, plus window vectors for long ones.
+    `on_ready({index: embedded})` is told after each pass of the model which texts it
+    finished (the text and all its windows embedded), so a caller can go on with those."""
     if window_lists is None:
         window_lists = [windows_for(text) for text in texts]
     flat = list(texts) + [w.text for windows in window_lists for w in windows]
-    vectors = embed_texts(flat)
-    results, cursor = [], len(texts)
-    for index, windows in enumerate(window_lists):
-        pairs = list(zip(windows, vectors[cursor : cursor + len(windows)], strict=True))
+    owner = list(range(len(texts))) + [
+        index for index, windows in enumerate(window_lists) for _ in windows
+    ]
+    starts, cursor = [], len(texts)
+    for windows in window_lists:
+        starts.append(cursor)
         cursor += len(windows)
-        results.append(Embedded(vector=vectors[index], windows=pairs))
-    return results
+
+    def embedded(index: int, vectors: list[list[float]]) -> Embedded:
+        windows = window_lists[index]
+        start = starts[index]
+        pairs = list(zip(windows, vectors[start : start + len(windows)], strict=True))
+        return Embedded(vector=vectors[index], windows=pairs)
+
+    left = [1 + len(windows) for windows in window_lists]  # passes each text still waits for
+
+    def passed(chunk: list[int], vectors: list[list[float]]) -> None:
+        done = []
+        for i in chunk:
+            left[owner[i]] -= 1
+            if left[owner[i]] == 0:
+                done.append(owner[i])
+        if done:
+            on_ready({index: embedded(index, vectors) for index in sorted(done)})
+
+    vectors = embed_texts(flat, on_pass=passed if on_ready is not None else None)
+    return [embedded(index, vectors) for index in range(len(texts))]
 
 
 @cache
@@ -456,23 +494,52 @@ class EmbeddedAhead:
 
     def __init__(self, texts: list[str]) -> None:
         self._texts = list(dict.fromkeys(texts))  # a text written twice is embedded once
-        self._future: Future[list[Embedded]] | None = None
+        self._future: Future[None] | None = None
+        # What the passes finished, group by group, then None once they ended (or failed).
+        self._ready: SimpleQueue[dict[int, Embedded] | None] = SimpleQueue()
+        self._given: dict[str, Embedded] = {}
+        self._ended = False
         if not self._texts:
             return
         window_lists = [windows_for(text) for text in self._texts]
         if len(self._texts) + sum(len(windows) for windows in window_lists) >= SMALL_BATCH:
             foreground.step_back()
-        self._future = run_ahead(embed_contents, self._texts, window_lists=window_lists)
+        self._future = run_ahead(self._embedded, window_lists)
+
+    def _embedded(self, window_lists: list[list[Window]]) -> None:
+        """In the helper thread: the passes, each one's finished texts handed over at its end."""
+        try:
+            embed_contents(self._texts, window_lists=window_lists, on_ready=self._ready.put)
+        finally:
+            self._ready.put(None)
+
+    def in_passes(self) -> Iterator[dict[str, Embedded]]:
+        """The texts' embeddings in groups, each as soon as the pass that finishes it ends (a
+        batch of 100 short texts takes two), what was handed over before first. It ends with
+        the passes; a text not given then had its pass fail (the caller embeds it itself, and
+        meets the failure there if it does)."""
+        if self._given:
+            yield dict(self._given)
+        while self._future is not None and not self._ended:
+            try:
+                group = self._ready.get(timeout=0.05)
+            except Empty:
+                # A pass never started (dropped) hands nothing over, not even its end.
+                self._ended = self._future.done() and self._ready.empty()
+                continue
+            if group is None:
+                self._ended = True
+                return
+            found = {self._texts[index]: embedded for index, embedded in group.items()}
+            self._given.update(found)
+            yield found
 
     def take(self) -> dict[str, Embedded]:
         """Each text's embedding once its pass is done; {} when the pass failed (the caller
         embeds what it needs itself, and meets the failure there if it does)."""
-        if self._future is None:
-            return {}
-        try:
-            return dict(zip(self._texts, self._future.result(), strict=True))
-        except Exception:  # noqa: BLE001 - computed again in the caller's thread, raising there
-            return {}
+        for _ in self.in_passes():
+            pass
+        return dict(self._given)
 
     def drop(self) -> None:
         """Not needed after all (the request was refused or absorbed): a pass not started yet

@@ -26,8 +26,10 @@ locked, the caller saves it), then `window_rows` or `windows_saved` once the row
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import partial
+from typing import TypeVar
 
 from django.conf import settings
 from django.db import transaction
@@ -50,6 +52,8 @@ from memories.models import (
 )
 from zeromemory.core.errors import ValidationFailed
 from zeromemory.core.text import comparable
+
+K = TypeVar("K")
 
 
 def clean_content(content: object) -> str:
@@ -133,6 +137,31 @@ def embed_derived(items: list[Derived], *, ahead: EmbeddedAhead | None = None) -
         missing, embed_contents([item.content for item in missing]), strict=True
     ):
         item.embedded = embedded
+
+
+def embedded_in_passes(
+    items: dict[K, Derived], *, ahead: EmbeddedAhead | None = None
+) -> Iterator[list[K]]:
+    """The keys of the items, group by group as their embeddings are in: those embedded
+    already, then each group `ahead` hands over as a pass of the model ends, so the caller
+    goes on with the first texts while the model works on the next; whatever it did not
+    embed is embedded last, here (one batch of the model, as `embed_derived`)."""
+    done = [key for key, item in items.items() if item.embedded is not None]
+    if done:
+        yield done
+    waiting = {key: item for key, item in items.items() if item.embedded is None}
+    if ahead is not None and waiting:
+        for found in ahead.in_passes():
+            group = [key for key, item in waiting.items() if item.content in found]
+            for key in group:
+                waiting.pop(key).embedded = found[items[key].content]
+            if group:
+                yield group
+            if not waiting:
+                break
+    if waiting:
+        embed_derived(list(waiting.values()))
+        yield list(waiting)
 
 
 def content_set(memory: Memory, derived: Derived) -> None:

@@ -5,8 +5,9 @@ scope); once every request is checked and authorized, the model starts on their 
 another thread (`EmbeddedAhead`: a refused request never runs it) while this one derives what
 the texts give (hash, language, entities, from `memories.canonical.content`) and looks up
 identical memories; an identical valid memory in the scope absorbs the write (a provenance row,
-no new memory, its vector unused); otherwise take the vectors, look for near duplicates (cosine
->= 0.92), insert with provenance, and enqueue
+no new memory, its vector unused); otherwise take the vectors as each pass of the model ends, look
+for near duplicates (cosine >= 0.92) and insert that pass's memories while the model works on the
+next, then provenance for all, and enqueue
 canonicalization on commit when the text is not English. A memory capture holds for review is
 inserted forgotten, with an item in its scope's review queue. A partial unique index on (scope,
 content hash) among valid memories makes two racing identical writes one memory.
@@ -32,7 +33,7 @@ from memories.canonical.content import (
     clean_content,
     content_set,
     derived_text,
-    embed_derived,
+    embedded_in_passes,
     mention_rows_made,
     mentions_known,
     translations_queued,
@@ -49,7 +50,6 @@ from memories.models import (
     EntityMention,
     IdempotencyRecord,
     Memory,
-    MemoryWindow,
     MentionSource,
     Provenance,
     Relation,
@@ -64,7 +64,7 @@ from zeromemory.core import foreground
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import DomainError, ValidationFailed
 from zeromemory.core.secrets import refuse_secrets
-from zeromemory.core.sql import rows_inserted
+from zeromemory.core.sql import rows_inserted, rows_inserted_with_ids
 
 __all__ = ["RememberInput", "RememberResult", "memory_remember", "memory_remember_many"]
 
@@ -261,9 +261,6 @@ def _new_memory(actor: Actor, prepared: Prepared) -> Memory:
         created_by=actor.user,
         created_by_token=actor.token,
     )
-    # The translation's claim goes in with the row: an UPDATE of the rows just inserted would
-    # write each one again, its vector into the HNSW index a second time.
-    content_set(memory, prepared.derived)
     return memory
 
 
@@ -308,31 +305,62 @@ def _commit(
         if key not in existing and key not in first_of:
             first_of[key] = index
             fresh[index] = item
-    # One pass of the model, run ahead while the lookups above went on.
-    embed_derived([item.derived for item in fresh.values()], ahead=ahead)
-    if len(prepared) >= SMALL_BATCH:  # a batch's statements wait for the requests in flight
-        foreground.give_way()
-    similar = duplicates.near_many(fresh)
-    absorbing = {
-        index: similar[index][0].id
-        for index, item in fresh.items()
-        if similar[index] and item.request.absorb_similar
-    }
-    nearest = Memory.objects.select_related("scope").in_bulk(
-        set(absorbing.values()), field_name="public_id"
-    )
-    targets = {index: nearest[public_id] for index, public_id in absorbing.items()}
-    for index in targets:
-        del first_of[fresh[index].key]
-        del fresh[index]
-    created = {index: _new_memory(actor, item) for index, item in fresh.items()}
+    # The new rows, made in the requests' order (their times sort as the requests came), each
+    # given its text and vector once its pass of the model is done.
+    rows = {index: _new_memory(actor, item) for index, item in fresh.items()}
+    similar: dict[int, list[duplicates.SimilarMemory]] = {}
+    created: dict[int, Memory] = {}
     with transaction.atomic():
-        Memory.objects.bulk_create(created.values())  # sets each object's id
-        MemoryWindow.objects.bulk_create(
-            row
+        # The model ran ahead while the lookups above went on. Each group of texts its passes
+        # finish is looked up and inserted while it works on the next (a batch of 100 short
+        # texts is two passes); a group's near duplicates are those stored before the batch,
+        # not the rows of its earlier groups.
+        for group in embedded_in_passes({i: fresh[i].derived for i in fresh}, ahead=ahead):
+            if not similar and len(prepared) >= SMALL_BATCH:
+                foreground.give_way()  # a batch's statements wait for the requests in flight
+            similar.update(
+                duplicates.near_many(
+                    {index: fresh[index] for index in group},
+                    besides=[memory.pk for memory in created.values()],
+                )
+            )
+            made = {
+                index: rows[index]
+                for index in group
+                if not (similar[index] and fresh[index].request.absorb_similar)
+            }
+            for index, memory in made.items():
+                # The translation's claim goes in with the row: an UPDATE of the rows just
+                # inserted would write each one again, its vector into the HNSW index a
+                # second time.
+                content_set(memory, fresh[index].derived)
+            # One statement of the same text for any batch, each vector the literal the
+            # near-duplicate lookup sent (sets each object's id).
+            rows_inserted_with_ids(
+                list(made.values()),
+                vector_texts={"embedding": [fresh[i].derived.embedded.literal for i in made]},
+            )
+            rows_inserted_with_ids(
+                [
+                    row
+                    for index, memory in made.items()
+                    for row in window_rows(memory=memory, derived=fresh[index].derived)
+                ]
+            )
+            created.update(made)
+        created = {index: created[index] for index in fresh if index in created}
+        absorbing = {
+            index: similar[index][0].id
             for index, item in fresh.items()
-            for row in window_rows(memory=created[index], derived=item.derived)
+            if similar[index] and item.request.absorb_similar
+        }
+        nearest = Memory.objects.select_related("scope").in_bulk(
+            set(absorbing.values()), field_name="public_id"
         )
+        targets = {index: nearest[public_id] for index, public_id in absorbing.items()}
+        for index in targets:
+            del first_of[fresh[index].key]
+            del fresh[index]
         provenance = []
         for index, item in prepared.items():
             key = item.key

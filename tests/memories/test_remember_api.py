@@ -263,6 +263,82 @@ def test_the_stored_vectors_are_the_models_for_the_text(tenancy, owner):
     assert len(expected[1].windows) > 1
 
 
+def test_a_batch_stores_each_vector_bit_for_bit(tenancy, owner):
+    """A batch's rows go in as one statement with each vector written as text: PostgreSQL
+    reads back exactly the float32 numbers the model gave, for the memories and their
+    windows, and the rows are whole (ids, validity, the search copy)."""
+    import numpy as np
+
+    from memories.embeddings import embed_contents
+    from memories.models import MemorySearch, MemoryWindow
+
+    texts = [f"Service {n} retries webhooks {n + 2} times (hooks/{n}.yaml)." for n in range(9)]
+    texts.append(" ".join(f"Runbook step {n} restarts worker {n} on deploy." for n in range(60)))
+    response = owner.post(
+        "/api/v1/memories/batch",
+        {"items": [{"content": text, "kind": "fact"} for text in texts]},
+        format="json",
+    )
+    results = response.json()["results"]
+    assert [r["status"] for r in results] == [201] * len(texts)
+    expected = embed_contents(texts)
+
+    def exact(stored, vector) -> bool:
+        return np.array_equal(
+            np.asarray(stored, dtype=np.float32), np.asarray(vector, dtype=np.float32)
+        )
+
+    for result, embedded in zip(results, expected, strict=True):
+        memory = Memory.objects.get(public_id=result["memory"]["id"])
+        assert memory.valid and exact(memory.embedding, embedded.vector)
+        search = MemorySearch.objects.get(memory=memory)
+        assert exact(search.embedding, embedded.vector)
+        windows = MemoryWindow.objects.filter(memory=memory).order_by("position")
+        assert len(windows) == len(embedded.windows)
+        for row, (_, vector) in zip(windows, embedded.windows, strict=True):
+            assert exact(row.embedding, vector)
+    assert len(expected[-1].windows) > 1
+
+
+def test_a_batch_of_two_passes_finds_near_duplicates_stored_before_it_only(tenancy, owner):
+    """A batch is looked up and inserted pass by pass of the model (64 texts a pass, shortest
+    first), while the model works on the next: a text of the second pass finds the near
+    duplicates stored before the batch, never a row its first pass inserted, so the answers
+    are those of one lookup before any insert."""
+    scope = tenancy.team.public_id
+    stored = remember(
+        owner, "The production cache is flushed every Sunday at 3am UTC.", scope=scope
+    )
+    fillers = [f"Ticket {n} was closed." for n in range(63)]
+    first = "The staging database is reset every night at 2am UTC."  # the first pass's last
+    near_first = "The staging database is being reset every night at 2am UTC."
+    near_stored = "The production cache is being flushed every Sunday at 3am UTC."
+    from memories.embeddings import embed_texts
+
+    one, other = embed_texts([first, near_first])
+    assert sum(a * b for a, b in zip(one, other, strict=True)) >= 0.92  # near duplicates
+    items = [{"content": text, "kind": "fact", "scope": scope} for text in fillers]
+    items += [
+        {"content": near_stored, "kind": "fact", "scope": scope},
+        {"content": near_first, "kind": "fact", "scope": scope, "absorb_similar": True},
+        {"content": first, "kind": "fact", "scope": scope},
+    ]
+    response = owner.post("/api/v1/memories/batch", {"items": items}, format="json")
+    results = response.json()["results"]
+    assert [r["status"] for r in results] == [201] * len(items)
+    by_text = {
+        item["content"]: result["memory"] for item, result in zip(items, results, strict=True)
+    }
+    assert [s["id"] for s in by_text[near_stored]["similar_existing"]] == [stored.json()["id"]]
+    assert by_text[near_first]["similar_existing"] == []
+    assert not by_text[near_first]["deduplicated"]
+    assert Memory.objects.filter(scope=tenancy.team, valid=True).count() == 1 + len(items)
+    # Made in the requests' order: their times sort as the items came.
+    made = Memory.objects.filter(public_id__in=[r["memory"]["id"] for r in results])
+    in_order = [m.public_id for m in made.order_by("created_at")]
+    assert in_order == [r["memory"]["id"] for r in results]
+
+
 def test_a_refused_caller_gets_the_same_answer_and_writes_nothing(tenancy, api, client):
     """Authentication, write access and the scope are settled before the model starts: a bad
     token, a reader and a foreign scope are answered as always, and nothing is stored."""
