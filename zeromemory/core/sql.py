@@ -128,10 +128,21 @@ def rows_inserted(
             continue
         model = type(rows[0])
         meta = model._meta
+        relations = [field for field in meta.concrete_fields if field.is_relation]
         for row in rows:
-            # What `bulk_create` does first: a related object saved after it was assigned gives
-            # its id now.
-            row._prepare_related_fields_for_save(operation_name="bulk_create")
+            # What `bulk_create` checks first: a related object saved after it was assigned
+            # gives its id now (reading a relation whose id is None sends no query).
+            for relation in relations:
+                if getattr(row, relation.attname) is None:
+                    related = getattr(row, relation.name)
+                    if related is None:
+                        continue
+                    value = getattr(related, relation.target_field.attname)
+                    if value is None:
+                        raise ValueError(
+                            f"{model.__name__}.{relation.name}: the related row is not saved"
+                        )
+                    setattr(row, relation.attname, value)
         fields = [
             field
             for field in meta.local_concrete_fields
