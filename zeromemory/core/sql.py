@@ -11,24 +11,25 @@ from django.db.models.constants import OnConflict
 from django.db.models.sql import InsertQuery
 from pgvector.django import VectorField
 
-_LITERAL_FORMATS: dict[int, str] = {}
+_LITERAL_FORMATS: dict[tuple[int, int], str] = {}
 
 
-def vector_literal(values: Iterable[float]) -> str:
-    """A pgvector literal, `[0.1,0.2,…]`, for a parameter cast with `::vector`. Seven significant
-    digits keep a float32 embedding within a unit of its last place in a shorter string: a
-    query compared with stored vectors (what is stored is written with `exact_vector_literal`).
-    One %-format per dimension count, made once: twice as fast as formatting each number on
-    its own (the same text)."""
+def _literal(values: Iterable[float], digits: int) -> str:
+    """`[0.1,0.2,…]` with `digits` significant digits a number. One %-format per dimension
+    count, made once: twice as fast as formatting each number on its own (the same text)."""
     numbers = tuple(values)
-    template = _LITERAL_FORMATS.get(len(numbers))
+    template = _LITERAL_FORMATS.get((digits, len(numbers)))
     if template is None:
-        template = "[" + ",".join(("%.7g",) * len(numbers)) + "]"
-        _LITERAL_FORMATS[len(numbers)] = template
+        template = "[" + ",".join((f"%.{digits}g",) * len(numbers)) + "]"
+        _LITERAL_FORMATS[(digits, len(numbers))] = template
     return template % numbers
 
 
-_EXACT_FORMATS: dict[int, str] = {}
+def vector_literal(values: Iterable[float]) -> str:
+    """A pgvector literal for a parameter cast with `::vector`. Seven significant digits keep a
+    float32 embedding within a unit of its last place in a shorter string: a query compared
+    with stored vectors (what is stored is written with `exact_vector_literal`)."""
+    return _literal(values, 7)
 
 
 def exact_vector_literal(values: Iterable[float]) -> str:
@@ -36,12 +37,7 @@ def exact_vector_literal(values: Iterable[float]) -> str:
     significant digits are enough for any float32 to come back bit for bit (pgvector parses
     each number with `strtof`), where `vector_literal`'s seven are not. What a stored vector
     is written with; half the time of pgvector's own text of a vector (`repr` of each number)."""
-    numbers = tuple(values)
-    template = _EXACT_FORMATS.get(len(numbers))
-    if template is None:
-        template = "[" + ",".join(("%.9g",) * len(numbers)) + "]"
-        _EXACT_FORMATS[len(numbers)] = template
-    return template % numbers
+    return _literal(values, 9)
 
 
 def rows_inserted_with_ids(
