@@ -1,0 +1,59 @@
+"""`access.readable_scope_ids` (recall's one statement for the readable scopes) answers exactly
+the rows of `access.readable_scopes`, whoever asks: the two state one rule and must not drift."""
+
+from __future__ import annotations
+
+import time
+
+from django.utils import timezone
+
+from scopes import access
+from scopes.models import Role
+from scopes.services import token_create
+from tests.factories import UserFactory, add_member, make_scope
+from zeromemory.core.actor import Actor
+
+
+def _rows(actor: Actor, public_ids=None) -> list[tuple[str, int]]:
+    scopes = access.readable_scopes(actor)
+    if public_ids is not None:
+        scopes = scopes.filter(public_id__in=public_ids)
+    return list(scopes.values_list("public_id", "id"))
+
+
+def _token(user, **options):
+    signed_in = Actor(user=user, password_checked_at=time.time())
+    return token_create(actor=signed_in, name="t", **options).token
+
+
+def test_the_statement_answers_what_the_queryset_answers(tenancy):
+    other = make_scope(owner=tenancy.outsider, slug="other")
+    second = make_scope(owner=tenancy.owner, slug="second")
+    add_member(second, tenancy.reader, Role.READER)
+    restricted = _token(tenancy.reader, scopes=[tenancy.team], read_only=True)
+    revoked = _token(tenancy.owner)
+    revoked.revoked_at = timezone.now()
+    revoked.save(update_fields=["revoked_at"])
+    inactive = UserFactory(username="gone")
+    add_member(tenancy.team, inactive, Role.READER)
+    inactive.is_active = False
+    inactive.save(update_fields=["is_active"])
+    actors = [
+        Actor(user=tenancy.owner),
+        Actor(user=tenancy.reader),
+        Actor(user=tenancy.outsider),
+        Actor(user=tenancy.reader, token=restricted),
+        Actor(user=tenancy.owner, token=revoked),
+        Actor(user=inactive),
+    ]
+    asked = [tenancy.team.public_id, second.public_id, other.public_id, "scp_unknown"]
+    for actor in actors:
+        assert access.readable_scope_ids(actor) == _rows(actor)
+        assert access.readable_scope_ids(actor, public_ids=asked) == _rows(actor, asked)
+    # Each case above is one the rule tells apart.
+    assert len(_rows(Actor(user=tenancy.reader))) == 3  # personal, team, second
+    assert _rows(Actor(user=tenancy.reader, token=restricted)) == [
+        (tenancy.team.public_id, tenancy.team.pk)
+    ]
+    assert _rows(Actor(user=tenancy.owner, token=revoked)) == []
+    assert _rows(Actor(user=inactive)) == []
