@@ -17,6 +17,7 @@ import json
 import os
 import sys
 import threading
+import warnings
 from array import array
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator
@@ -267,7 +268,11 @@ def _encoder():
             )[0]
 
     try:
-        with _lock, torch.inference_mode():
+        # The tracer warns of the attention's two Python conditions on shapes (whether the mask
+        # needs padding, whether attention is causal without a mask): with a mask of the
+        # input's own length, as every pass gives, both are the constants it records.
+        with _lock, torch.inference_mode(), warnings.catch_warnings():
+            warnings.simplefilter("ignore", torch.jit.TracerWarning)
             traced = torch.jit.trace(
                 Encoder(encoder),
                 tuple(features[name] for name in _ENCODER_INPUTS),
@@ -280,6 +285,11 @@ def _encoder():
     except Exception:  # noqa: BLE001 - a model the tracer cannot follow runs as a module
         return None
     return traced
+
+
+def runs_traced() -> bool:
+    """Whether this process's passes of a few texts run the traced encoder (`_encoder`)."""
+    return _encoder() is not None
 
 
 def _sentence_embeddings(model, features: dict, encoder) -> Any:
