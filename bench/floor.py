@@ -124,7 +124,13 @@ def model_round(questions: list[str], chats: list[str], samples: dict, *, first:
     ms("batch of 100 chat turns", lambda n: [f"{t} ({n}.{i})" for i, t in enumerate(chats)], 1)
     if first:
         batch_threads = torch.get_num_threads()
-        print(f"model: {one_thread} torch thread(s) for one text, {batch_threads} for a batch")
+        from memories.embeddings import runs_traced
+
+        how = "its encoder traced" if runs_traced() else "the module"
+        print(
+            f"model: {one_thread} torch thread(s) for one text ({how}), "
+            f"{batch_threads} for a batch (the module)"
+        )
 
 
 def model_floor(samples: dict) -> dict[str, float]:

@@ -1,0 +1,52 @@
+"""A pass of a few texts runs the model's encoder as a traced graph, and its vectors are the
+model's own bit for bit: the same numbers sentence-transformers gives for the same texts, for
+one to seven texts of one word to past the model's window, padded together as a pass pads them.
+A batch (eight texts or more) runs the module, whose layers give way to requests."""
+
+from __future__ import annotations
+
+import random
+import string
+
+import pytest
+import torch
+
+from memories import embeddings
+
+
+def _module_vectors(texts: list[str]) -> list[list[float]]:
+    """The vectors of sentence-transformers' own forward pass over the same texts, normalized
+    as `embed_texts` normalizes them."""
+    model = embeddings.get_model()
+    with torch.inference_mode():
+        output = model.forward(model.preprocess(texts))["sentence_embedding"].float()
+        return torch.nn.functional.normalize(output, p=2, dim=1).tolist()
+
+
+def _texts(rng: random.Random, count: int) -> list[str]:
+    words = [
+        "".join(rng.choices(string.ascii_lowercase + "éüß", k=rng.randint(1, 9)))
+        for _ in range(rng.choice([1, 2, 6, 25, 90, 400]) * count)
+    ]
+    size = len(words) // count
+    return [" ".join(words[i * size : (i + 1) * size]) for i in range(count)]
+
+
+def test_the_bundled_model_runs_its_short_passes_traced():
+    assert embeddings.runs_traced()
+
+
+@pytest.mark.parametrize("count", range(1, embeddings.SMALL_BATCH))
+def test_a_short_pass_gives_the_models_own_vectors_bit_for_bit(count):
+    rng = random.Random(count)
+    for _ in range(6):
+        texts = _texts(rng, count)
+        order = sorted(range(count), key=lambda i: len(texts[i]))  # as a pass sorts them
+        expected = _module_vectors([texts[i] for i in order])
+        got = embeddings.embed_texts(texts)
+        assert [got[i] for i in order] == expected
+
+
+def test_a_query_is_embedded_as_the_model_embeds_it():
+    query = "Which port does the staging database listen on?"
+    assert embeddings.embed_texts([query]) == _module_vectors([query])
