@@ -270,9 +270,16 @@ def _encoder():
     try:
         # The tracer warns of the attention's two Python conditions on shapes (whether the mask
         # needs padding, whether attention is causal without a mask): with a mask of the
-        # input's own length, as every pass gives, both are the constants it records.
+        # input's own length, as every pass gives, both are the constants it records. Torch
+        # marks tracing deprecated for torch.compile and torch.export: neither gives these
+        # bfloat16 vectors bit for bit (compiled kernels fuse and round otherwise) nor runs the
+        # graph without the interpreter (an exported program's operators are called from
+        # Python). A torch without it leaves the module in charge, as any failure here does
+        # (tests/memories/test_traced_encoder.py then fails, to say so). Reading the module's
+        # attributes, the tracer also meets transformers' own deprecated ones.
         with _lock, torch.inference_mode(), warnings.catch_warnings():
-            warnings.simplefilter("ignore", torch.jit.TracerWarning)
+            for category in (torch.jit.TracerWarning, DeprecationWarning, FutureWarning):
+                warnings.simplefilter("ignore", category)
             traced = torch.jit.trace(
                 Encoder(encoder),
                 tuple(features[name] for name in _ENCODER_INPUTS),
