@@ -324,7 +324,13 @@ def _commit(
         # The new rows, made in the requests' order (their times sort as the requests came),
         # each given its text and vector once its pass of the model is done.
         rows = {index: _new_memory(actor, item) for index, item in fresh.items()}
-        if any(item.request.absorb_similar for item in fresh.values()):
+        # A small call's rows are made while the model computes its vectors. A batch's are
+        # not: that Python would run beside the model's passes, which need the interpreter
+        # between their operators and slow down by about as much, and a batch's rows already
+        # go in while the model works on its next pass.
+        if len(prepared) >= SMALL_BATCH or any(
+            item.request.absorb_similar for item in fresh.values()
+        ):
             created = _written_after_lookup(
                 actor, prepared, items, rows, existing, first_of, known, ahead
             )
@@ -429,13 +435,13 @@ def _written_ahead(
     known: dict,
     ahead: EmbeddedAhead | None,
 ) -> dict[int, Memory]:
-    """The write when no new item asks to be absorbed by a near duplicate: what is written does
-    not depend on the near lookup's answer, so everything but the vectors is made while the
-    model computes them (the memories' ids taken from their sequence, their provenance,
-    validity, mentions and new entities, a held memory's review item), and after each pass the
-    near lookup, that pass's inserts and, after the last, the rows that depend on the memories
-    go in one message. The lookup runs first in it, so it sees only the memories stored before
-    this write, as when it was a round trip of its own."""
+    """A small call's write when no new item asks to be absorbed by a near duplicate: what is
+    written does not depend on the near lookup's answer, so everything but the vectors is made
+    while the model computes them (the memories' ids taken from their sequence, their
+    provenance, validity, mentions and new entities, a held memory's review item, the memories'
+    insert but its vectors), and once they are in, the near lookup, the inserts and the rows
+    that depend on the memories go in one message. The lookup runs first in it, so it sees only
+    the memories stored before this write, as when it was a round trip of its own."""
     fresh = {index: prepared[index] for index in rows}
     for memory, pk in zip(rows.values(), ids_taken(Memory, len(rows)), strict=True):
         memory.id = pk
@@ -453,17 +459,11 @@ def _written_ahead(
         _held(fresh, rows),
         conflicts_ignored=(EntityMention,),
     )
-    # A small call's memories are usually one pass of the model: their insert is written now.
-    whole = (
-        insert_with_ids(list(rows.values()), vectors_later={"embedding"})
-        if rows and len(rows) < SMALL_BATCH
-        else None
-    )
+    # A small call's texts are one pass of the model: their insert is written now.
+    whole = insert_with_ids(list(rows.values()), vectors_later={"embedding"}) if rows else None
     similar: dict[int, list[duplicates.SimilarMemory]] = {}
     inserted: list[int] = []
     for group in embedded_in_passes({i: fresh[i].derived for i in fresh}, ahead=ahead):
-        if not similar and len(prepared) >= SMALL_BATCH:
-            foreground.give_way()  # a batch's statements wait for the requests in flight
         for index in group:
             rows[index].embedding = fresh[index].derived.embedded.vector
         literals = [fresh[index].derived.embedded.literal for index in group]
@@ -515,8 +515,8 @@ def _written_after_lookup(
     known: dict,
     ahead: EmbeddedAhead | None,
 ) -> dict[int, Memory]:
-    """The write when an item asks to be absorbed by a near duplicate: the near lookup decides
-    what is inserted, so the rows are made after its answer."""
+    """A batch's write, or one where an item asks to be absorbed by a near duplicate (the near
+    lookup then decides what is inserted): the rows are made after the lookup's answer."""
     fresh = {index: prepared[index] for index in rows}
     similar: dict[int, list[duplicates.SimilarMemory]] = {}
     created: dict[int, Memory] = {}
