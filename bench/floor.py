@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -168,25 +169,48 @@ GENERIC_PLAN = "SET LOCAL plan_cache_mode = force_generic_plan;"
 CHOSEN_PLAN = "SET LOCAL plan_cache_mode = auto;"
 
 
+def _execute_split(sql: str) -> tuple[str, str, str]:
+    """A captured EXECUTE's message as what precedes its EXECUTE (PREPARE, DEALLOCATE,
+    settings), the EXECUTE itself, and the statements sent after it in the same message
+    (`zeromemory.core.prepared.execute_then`: a write's inserts after its near lookup)."""
+    start = sql.index("EXECUTE zm")
+    depth, quoted, end = 0, False, len(sql)
+    for position in range(start, len(sql)):
+        char = sql[position]
+        if char == "'":
+            quoted = not quoted
+        elif not quoted and char == "(":
+            depth += 1
+        elif not quoted and char == ")":
+            depth -= 1
+            if depth == 0:
+                end = position + 1
+                break
+        elif not quoted and char == ";" and depth == 0:
+            end = position
+            break
+    return sql[:start], sql[start:end], sql[end:]
+
+
 def as_sent_again(sql: str) -> str:
     """A captured EXECUTE's message without the PREPARE (or DEALLOCATE) that the first run of
-    a statement on a connection carries: its settings and the EXECUTE."""
-    head, _, run = sql.rpartition("EXECUTE ")
+    a statement on a connection carries: its settings, the EXECUTE and what follows it."""
+    head, run, tail = _execute_split(sql)
     settings = [piece.strip() for piece in head.split(";") if piece.strip().upper()[:4] == "SET "]
-    return " ".join(f"{setting};" for setting in settings) + " EXECUTE " + run
+    return " ".join(f"{setting};" for setting in settings) + " " + run + tail
 
 
 def sent_whole(sql: str, prepared: dict[str, str]) -> str:
     """The message with its EXECUTE replaced by the statement it runs, the values written in
     where the statement had its placeholders: the text the server sent before preparing."""
-    head, _, run = as_sent_again(sql).rpartition("EXECUTE ")
-    name, _, arguments = run.partition("(")
+    head, run, tail = _execute_split(as_sent_again(sql))
+    name, _, arguments = run.removeprefix("EXECUTE ").partition("(")
     body = prepared[name.strip()]
     values = literals(arguments.rstrip().removesuffix(")")) if arguments else []
     for number in range(len(values), 0, -1):  # $12 before $1
         body = body.replace(f"${number}", values[number - 1])
     settings = head.replace(GENERIC_PLAN, "").replace(CHOSEN_PLAN, "").strip()
-    return (settings + " " + body).strip()
+    return (settings + " " + body).strip() + tail
 
 
 @dataclass
@@ -376,6 +400,12 @@ def write_transactions(sqls: list[str]) -> int:
     count, depth, writes = 0, 0, set()
     for sql in sqls:
         head = sql.lstrip().upper()
+        # A message of several statements writes what any of them writes (a near lookup and
+        # the inserts after it; new entities inserted in a WITH).
+        for piece in re.split(r";|WITH \w+ AS \(", head)[1:]:
+            piece = piece.lstrip()
+            if piece.startswith(("INSERT", "UPDATE", "DELETE")):
+                writes.add(piece.split()[2 if piece.startswith(("INSERT", "DELETE")) else 1])
         if head.startswith("SAVEPOINT"):
             depth += 1
             if depth == 1:

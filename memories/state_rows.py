@@ -97,6 +97,22 @@ def validity_rows(*, memories: list[Memory], by: Any) -> list[ValidityPeriod]:
     ]
 
 
+def validity_rows_new(*, memories: list[Memory], by: Any) -> list[ValidityPeriod]:
+    """`validity_rows` of new memories not inserted yet, whose `valid` PostgreSQL derives only
+    then: from the bounds it derives it from, valid from `valid_from` and not ended (a memory
+    capture holds back has no `valid_from`, `new_memory_state`)."""
+    return [
+        ValidityPeriod(
+            memory=memory,
+            valid_from=memory.valid_from,
+            started=ValidityStart.CREATED,
+            started_by=by,
+        )
+        for memory in memories
+        if memory.valid_from is not None and memory.valid_until is None
+    ]
+
+
 def memories_confirmed(*, ids: set[int]) -> None:
     """A write said again what these memories say: they are confirmed now (not stale)."""
     if ids:

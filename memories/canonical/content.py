@@ -171,6 +171,13 @@ def content_set(memory: Memory, derived: Derived) -> None:
     so a translation in flight for an earlier text cannot land."""
     if derived.embedded is None:
         embed_derived([derived])
+    text_set(memory, derived)
+    memory.embedding = derived.embedded.vector
+
+
+def text_set(memory: Memory, derived: Derived) -> None:
+    """`content_set` but the vector, on a new row while the model still computes it: the
+    caller sets `memory.embedding` from `derived.embedded` once it is in, before the insert."""
     memory.content = derived.content
     memory.content_hash = derived.content_hash
     memory.content_lang = derived.lang
@@ -179,7 +186,6 @@ def content_set(memory: Memory, derived: Derived) -> None:
     memory.translation_attempts = 0
     memory.translation_error = ""
     memory.translation_next_at = None
-    memory.embedding = derived.embedded.vector
     if derived.translation_status == TranslationStatus.PENDING:
         _translation().TRANSLATION.new_claim(memory)
     else:

@@ -6,9 +6,9 @@ An identical valid memory (same normalized text in the scope) absorbs the write;
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import connection
@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from memories.models import Memory
 from zeromemory.core.prepared import execute as execute_prepared
+from zeromemory.core.prepared import execute_then
 
 if TYPE_CHECKING:
     from memories.services.remember import Prepared
@@ -89,23 +90,50 @@ def near_many(
     before them: `besides` names the rows their own batch inserted already (by id)."""
     if not prepared:
         return {}
+    with connection.cursor() as cursor:
+        execute_prepared(cursor, *near_statement(prepared, besides=besides), generic=True)
+        return near_found(prepared, cursor.fetchall())
+
+
+def near_then(
+    prepared: dict[int, Prepared],
+    *,
+    besides: Collection[int] = (),
+    then: Sequence[tuple[str, Sequence[Any]]],
+) -> tuple[dict[int, list[SimilarMemory]], list[list[tuple]]]:
+    """`near_many`, and in the same message after it the statements `then` (the inserts of
+    these memories, which the lookup, running first, does not see): one round trip. Returns
+    the near duplicates and the rows each statement of `then` that answers rows answered."""
+    with connection.cursor() as cursor:
+        sql, params = near_statement(prepared, besides=besides)
+        near, *answered = execute_then(cursor, sql, params, generic=True, then=then)
+    return near_found(prepared, near), answered
+
+
+def near_statement(
+    prepared: dict[int, Prepared], *, besides: Collection[int] = ()
+) -> tuple[str, list[Any]]:
+    """The lookup's text and values (`zeromemory.core.prepared`, its generic plan)."""
     indexes = list(prepared)
     scope_ids = [prepared[i].scope.id for i in indexes]
     vectors = [prepared[i].derived.embedded.literal for i in indexes]  # the insert's too
+    return _NEAR_SQL, [indexes, scope_ids, vectors, list(besides)]
+
+
+def near_found(
+    prepared: dict[int, Prepared], rows: Sequence[tuple]
+) -> dict[int, list[SimilarMemory]]:
+    """The lookup's rows as each text's near duplicates (cosine >= the threshold)."""
     threshold = settings.NEAR_DUPLICATE_SIMILARITY
     now = timezone.now()
-    similar: dict[int, list[SimilarMemory]] = {i: [] for i in indexes}
-    with connection.cursor() as cursor:
-        execute_prepared(
-            cursor, _NEAR_SQL, [indexes, scope_ids, vectors, list(besides)], generic=True
-        )
-        for index, public_id, distance, created in cursor.fetchall():
-            if 1.0 - distance >= threshold:
-                similar[index].append(
-                    SimilarMemory(
-                        id=public_id,
-                        similarity=1.0 - distance,
-                        age_days=round((now - created).total_seconds() / 86400, 2),
-                    )
+    similar: dict[int, list[SimilarMemory]] = {i: [] for i in prepared}
+    for index, public_id, distance, created in rows:
+        if 1.0 - distance >= threshold:
+            similar[index].append(
+                SimilarMemory(
+                    id=public_id,
+                    similarity=1.0 - distance,
+                    age_days=round((now - created).total_seconds() / 86400, 2),
                 )
+            )
     return similar

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils.translation import gettext as _
 
 from memories.activity.logged import logs_remember
@@ -36,6 +36,7 @@ from memories.canonical.content import (
     embedded_in_passes,
     mention_rows_made,
     mentions_known,
+    text_set,
     translations_queued,
     window_rows,
 )
@@ -57,14 +58,26 @@ from memories.models import (
     authenticated_author_kind,
 )
 from memories.services import duplicates, idempotency
-from memories.state_rows import memories_confirmed, new_memory_state, validity_rows
+from memories.state_rows import (
+    memories_confirmed,
+    new_memory_state,
+    validity_rows,
+    validity_rows_new,
+)
 from scopes import access
 from scopes.models import Scope
 from zeromemory.core import foreground
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import DomainError, ValidationFailed
 from zeromemory.core.secrets import refuse_secrets
-from zeromemory.core.sql import rows_inserted, rows_inserted_with_ids
+from zeromemory.core.sql import (
+    ids_taken,
+    insert_with_ids,
+    rows_inserted,
+    rows_inserted_with_ids,
+    rows_statements,
+    sent_together,
+)
 
 __all__ = ["RememberInput", "RememberResult", "memory_remember", "memory_remember_many"]
 
@@ -291,124 +304,39 @@ def _commit(
     ahead: EmbeddedAhead | None = None,
 ) -> None:
     """The whole batch in a few statements; raises IntegrityError when a concurrent write won."""
-    existing = duplicates.identical_many(list(prepared.values()))
-    # The aliases the texts may name, looked up while the model still computes their vectors
-    # (the request's thread would otherwise wait for it idle): every text's, whether it ends
-    # new or absorbed, a superset of what `mention_rows_made` reads.
-    known = mentions_known(
-        [(item.scope.id, item.derived, item.given) for item in prepared.values()]
-    )
-    first_of: dict[tuple[int, str], int] = {}
-    fresh: dict[int, Prepared] = {}
-    for index, item in prepared.items():
-        key = item.key
-        if key not in existing and key not in first_of:
-            first_of[key] = index
-            fresh[index] = item
-    # The new rows, made in the requests' order (their times sort as the requests came), each
-    # given its text and vector once its pass of the model is done.
-    rows = {index: _new_memory(actor, item) for index, item in fresh.items()}
-    similar: dict[int, list[duplicates.SimilarMemory]] = {}
-    created: dict[int, Memory] = {}
+    # The transaction opens here, while the model computes the vectors: its BEGIN (a round trip
+    # of its own) goes with the first lookup, not after the model.
     with transaction.atomic():
-        # The model ran ahead while the lookups above went on. Each group of texts its passes
-        # finish is looked up and inserted while it works on the next (a batch of 100 short
-        # texts is two passes); a group's near duplicates are those stored before the batch,
-        # not the rows of its earlier groups.
-        for group in embedded_in_passes({i: fresh[i].derived for i in fresh}, ahead=ahead):
-            if not similar and len(prepared) >= SMALL_BATCH:
-                foreground.give_way()  # a batch's statements wait for the requests in flight
-            similar.update(
-                duplicates.near_many(
-                    {index: fresh[index] for index in group},
-                    besides=[memory.pk for memory in created.values()],
-                )
-            )
-            made = {
-                index: rows[index]
-                for index in group
-                if not (similar[index] and fresh[index].request.absorb_similar)
-            }
-            for index, memory in made.items():
-                # The translation's claim goes in with the row: an UPDATE of the rows just
-                # inserted would write each one again, its vector into the HNSW index a
-                # second time.
-                content_set(memory, fresh[index].derived)
-            # One statement of the same text for any batch, each vector the literal the
-            # near-duplicate lookup sent (sets each object's id).
-            rows_inserted_with_ids(
-                list(made.values()),
-                vector_texts={"embedding": [fresh[i].derived.embedded.literal for i in made]},
-            )
-            rows_inserted_with_ids(
-                [
-                    row
-                    for index, memory in made.items()
-                    for row in window_rows(memory=memory, derived=fresh[index].derived)
-                ]
-            )
-            created.update(made)
-        created = {index: created[index] for index in fresh if index in created}
-        absorbing = {
-            index: similar[index][0].id
-            for index, item in fresh.items()
-            if similar[index] and item.request.absorb_similar
-        }
-        nearest = Memory.objects.select_related("scope").in_bulk(
-            set(absorbing.values()), field_name="public_id"
+        existing = duplicates.identical_many(list(prepared.values()))
+        # The aliases the texts may name, looked up while the model still computes their
+        # vectors (the request's thread would otherwise wait for it idle): every text's, whether
+        # it ends new or absorbed, a superset of what `mention_rows_made` reads.
+        known = mentions_known(
+            [(item.scope.id, item.derived, item.given) for item in prepared.values()]
         )
-        targets = {index: nearest[public_id] for index, public_id in absorbing.items()}
-        for index in targets:
-            del first_of[fresh[index].key]
-            del fresh[index]
-        provenance = []
+        first_of: dict[tuple[int, str], int] = {}
+        fresh: dict[int, Prepared] = {}
         for index, item in prepared.items():
             key = item.key
-            if index in created:
-                memory, absorbed = created[index], False
-                result = RememberResult(memory, False, similar_existing=similar[index])
-            else:
-                memory = targets.get(index) or existing.get(key) or created[first_of[key]]
-                absorbed = True
-                result = RememberResult(memory, True)
-            provenance.append(_provenance_row(actor, item, memory, absorbed=absorbed))
-            items[index].result = result
-        # What each memory is about: the new ones' texts, and what every writer named (an
-        # absorbed write's names join the memory that absorbed it).
-        mentions = mention_rows_made(
-            [
-                Mentioned(
-                    memory=items[index].result.memory,
-                    derived=item.derived,
-                    given=item.given,
-                    given_source=_GIVEN_SOURCE.get(item.request.source_kind, MentionSource.AGENT),
-                    detected=index in created,
-                )
-                for index, item in prepared.items()
-                if index in created or item.given
-            ],
-            by=actor.user,
-            known=known,
-        )
-        # Provenance, mentions and validity periods in one message: nothing reads their ids.
-        rows_inserted(
-            provenance,
-            mentions,
-            validity_rows(memories=list(created.values()), by=actor.user),
-            conflicts_ignored=(EntityMention,),
-        )
-        memories_confirmed(ids={row.memory.pk for row in provenance if row.absorbed})
-        Conflict.objects.bulk_create(
-            Conflict(
-                scope=memory.scope,
-                memory_a=memory,
-                status=ConflictStatus.OPEN,
-                verdict=Relation.HELD,
-                rationale=fresh[index].request.held_reason,
+            if key not in existing and key not in first_of:
+                first_of[key] = index
+                fresh[index] = item
+        # The new rows, made in the requests' order (their times sort as the requests came),
+        # each given its text and vector once its pass of the model is done.
+        rows = {index: _new_memory(actor, item) for index, item in fresh.items()}
+        # A small call's rows are made while the model computes its vectors. A batch's are
+        # not: that Python would run beside the model's passes, which need the interpreter
+        # between their operators and slow down by about as much, and a batch's rows already
+        # go in while the model works on its next pass.
+        if len(prepared) >= SMALL_BATCH or any(
+            item.request.absorb_similar for item in fresh.values()
+        ):
+            created = _written_after_lookup(
+                actor, prepared, items, rows, existing, first_of, known, ahead
             )
-            for index, memory in created.items()
-            if fresh[index].request.held_reason
-        )
+        else:
+            created = _written_ahead(actor, prepared, items, rows, existing, first_of, known, ahead)
+        memories_confirmed(ids=_absorbed_ids(prepared, items, created))
         if stale:
             IdempotencyRecord.objects.filter(id__in=stale).delete()
         IdempotencyRecord.objects.bulk_create(
@@ -421,6 +349,245 @@ def _commit(
             if item.request.idempotency_key
         )
         translations_queued(list(created.values()))
+
+
+def _absorbed_ids(
+    prepared: dict[int, Prepared], items: list[BatchItemResult], created: dict[int, Memory]
+) -> set[int]:
+    """The memories this call's absorbed writes said again."""
+    return {
+        items[index].result.memory.pk
+        for index in prepared
+        if index not in created and items[index].result.deduplicated
+    }
+
+
+def _memory_of(
+    index: int,
+    item: Prepared,
+    created: dict[int, Memory],
+    existing: dict[tuple[int, str], Memory],
+    first_of: dict[tuple[int, str], int],
+    targets: dict[int, Memory],
+) -> Memory:
+    """The memory a request's write ends in: its new row, or the one that absorbed it (a
+    near duplicate it asked to join, an identical stored one, or the same text earlier in the
+    batch)."""
+    if index in created:
+        return created[index]
+    return targets.get(index) or existing.get(item.key) or created[first_of[item.key]]
+
+
+def _dependent_rows(
+    actor: Actor,
+    prepared: dict[int, Prepared],
+    memories: dict[int, Memory],
+    created: dict[int, Memory],
+    known: dict,
+) -> tuple[list[Provenance], list[EntityMention]]:
+    """Each write's provenance, and what the memories are about: the new ones' texts, and what
+    every writer named (an absorbed write's names join the memory that absorbed it). New
+    entities are inserted here (`mention_rows_made`); the rows are the caller's to insert."""
+    provenance = [
+        _provenance_row(actor, item, memories[index], absorbed=index not in created)
+        for index, item in prepared.items()
+    ]
+    mentions = mention_rows_made(
+        [
+            Mentioned(
+                memory=memories[index],
+                derived=item.derived,
+                given=item.given,
+                given_source=_GIVEN_SOURCE.get(item.request.source_kind, MentionSource.AGENT),
+                detected=index in created,
+            )
+            for index, item in prepared.items()
+            if index in created or item.given
+        ],
+        by=actor.user,
+        known=known,
+    )
+    return provenance, mentions
+
+
+def _held(fresh: dict[int, Prepared], created: dict[int, Memory]) -> list[Conflict]:
+    """The review item of each new memory capture held back."""
+    return [
+        Conflict(
+            scope=memory.scope,
+            memory_a=memory,
+            status=ConflictStatus.OPEN,
+            verdict=Relation.HELD,
+            rationale=fresh[index].request.held_reason,
+        )
+        for index, memory in created.items()
+        if fresh[index].request.held_reason
+    ]
+
+
+def _written_ahead(
+    actor: Actor,
+    prepared: dict[int, Prepared],
+    items: list[BatchItemResult],
+    rows: dict[int, Memory],
+    existing: dict[tuple[int, str], Memory],
+    first_of: dict[tuple[int, str], int],
+    known: dict,
+    ahead: EmbeddedAhead | None,
+) -> dict[int, Memory]:
+    """A small call's write when no new item asks to be absorbed by a near duplicate: what is
+    written does not depend on the near lookup's answer, so everything but the vectors is made
+    while the model computes them (the memories' ids taken from their sequence, their
+    provenance, validity, mentions and new entities, a held memory's review item, the memories'
+    insert but its vectors), and once they are in, the near lookup, the inserts and the rows
+    that depend on the memories go in one message. The lookup runs first in it, so it sees only
+    the memories stored before this write, as when it was a round trip of its own."""
+    fresh = {index: prepared[index] for index in rows}
+    for memory, pk in zip(rows.values(), ids_taken(Memory, len(rows)), strict=True):
+        memory.id = pk
+    for index, memory in rows.items():
+        text_set(memory, fresh[index].derived)
+    memories = {
+        index: _memory_of(index, item, rows, existing, first_of, {})
+        for index, item in prepared.items()
+    }
+    provenance, mentions = _dependent_rows(actor, prepared, memories, rows, known)
+    dependent = rows_statements(
+        provenance,
+        mentions,
+        validity_rows_new(memories=list(rows.values()), by=actor.user),
+        _held(fresh, rows),
+        conflicts_ignored=(EntityMention,),
+    )
+    # A small call's texts are one pass of the model: their insert is written now.
+    whole = insert_with_ids(list(rows.values()), vectors_later={"embedding"}) if rows else None
+    similar: dict[int, list[duplicates.SimilarMemory]] = {}
+    inserted: list[int] = []
+    for group in embedded_in_passes({i: fresh[i].derived for i in fresh}, ahead=ahead):
+        for index in group:
+            rows[index].embedding = fresh[index].derived.embedded.vector
+        literals = [fresh[index].derived.embedded.literal for index in group]
+        if whole is not None and len(group) == len(rows):
+            insert = whole
+            insert.vectors_given("embedding", [fresh[i].derived.embedded.literal for i in rows])
+        else:
+            insert = insert_with_ids([rows[i] for i in group], vector_texts={"embedding": literals})
+        windows = [
+            row
+            for index in group
+            for row in window_rows(memory=rows[index], derived=fresh[index].derived)
+        ]
+        windows_insert = insert_with_ids(windows) if windows else None
+        then = [(insert.sql, insert.params)]
+        if windows_insert is not None:
+            then.append((windows_insert.sql, windows_insert.params))
+        last = all(item.derived.embedded is not None for item in fresh.values())
+        if last:
+            then.extend(dependent)
+        found, answered = duplicates.near_then(
+            {index: fresh[index] for index in group}, besides=inserted, then=then
+        )
+        insert.rows_returned(answered[0])
+        if windows_insert is not None:
+            windows_insert.rows_returned(answered[1])
+        similar.update(found)
+        inserted.extend(rows[index].pk for index in group)
+        if last:
+            dependent = []
+    if dependent:  # nothing new was written (every write absorbed)
+        with connection.cursor() as cursor:
+            sent_together(cursor, dependent)
+    for index in prepared:
+        if index in rows:
+            items[index].result = RememberResult(rows[index], False, similar[index])
+        else:
+            items[index].result = RememberResult(memories[index], True)
+    return rows
+
+
+def _written_after_lookup(
+    actor: Actor,
+    prepared: dict[int, Prepared],
+    items: list[BatchItemResult],
+    rows: dict[int, Memory],
+    existing: dict[tuple[int, str], Memory],
+    first_of: dict[tuple[int, str], int],
+    known: dict,
+    ahead: EmbeddedAhead | None,
+) -> dict[int, Memory]:
+    """A batch's write, or one where an item asks to be absorbed by a near duplicate (the near
+    lookup then decides what is inserted): the rows are made after the lookup's answer."""
+    fresh = {index: prepared[index] for index in rows}
+    similar: dict[int, list[duplicates.SimilarMemory]] = {}
+    created: dict[int, Memory] = {}
+    # The model ran ahead while the lookups went on. Each group of texts its passes finish is
+    # looked up and inserted while it works on the next (a batch of 100 short texts is two
+    # passes); a group's near duplicates are those stored before the batch, not the rows of
+    # its earlier groups.
+    for group in embedded_in_passes({i: fresh[i].derived for i in fresh}, ahead=ahead):
+        if not similar and len(prepared) >= SMALL_BATCH:
+            foreground.give_way()  # a batch's statements wait for the requests in flight
+        similar.update(
+            duplicates.near_many(
+                {index: fresh[index] for index in group},
+                besides=[memory.pk for memory in created.values()],
+            )
+        )
+        made = {
+            index: rows[index]
+            for index in group
+            if not (similar[index] and fresh[index].request.absorb_similar)
+        }
+        for index, memory in made.items():
+            # The translation's claim goes in with the row: an UPDATE of the rows just
+            # inserted would write each one again, its vector into the HNSW index a second
+            # time.
+            content_set(memory, fresh[index].derived)
+        # One statement of the same text for any batch, each vector the literal the
+        # near-duplicate lookup sent (sets each object's id).
+        rows_inserted_with_ids(
+            list(made.values()),
+            vector_texts={"embedding": [fresh[i].derived.embedded.literal for i in made]},
+        )
+        rows_inserted_with_ids(
+            [
+                row
+                for index, memory in made.items()
+                for row in window_rows(memory=memory, derived=fresh[index].derived)
+            ]
+        )
+        created.update(made)
+    created = {index: created[index] for index in fresh if index in created}
+    absorbing = {
+        index: similar[index][0].id
+        for index, item in fresh.items()
+        if similar[index] and item.request.absorb_similar
+    }
+    nearest = Memory.objects.select_related("scope").in_bulk(
+        set(absorbing.values()), field_name="public_id"
+    )
+    targets = {index: nearest[public_id] for index, public_id in absorbing.items()}
+    for index in targets:
+        del first_of[fresh[index].key]
+    memories = {
+        index: _memory_of(index, item, created, existing, first_of, targets)
+        for index, item in prepared.items()
+    }
+    for index in prepared:
+        if index in created:
+            items[index].result = RememberResult(created[index], False, similar[index])
+        else:
+            items[index].result = RememberResult(memories[index], True)
+    provenance, mentions = _dependent_rows(actor, prepared, memories, created, known)
+    # Provenance, mentions and validity periods in one message: nothing reads their ids.
+    rows_inserted(
+        provenance,
+        mentions,
+        validity_rows(memories=list(created.values()), by=actor.user),
+        conflicts_ignored=(EntityMention,),
+    )
+    Conflict.objects.bulk_create(_held(fresh, created))
+    return created
 
 
 def _commit_each(

@@ -86,3 +86,51 @@ def test_near_duplicates_are_reported_nearest_first_on_every_write(tenancy, owne
         assert response.status_code == 201, response.json()
         similar = [item["similarity"] for item in response.json()["similar_existing"]]
         assert similar and similar == sorted(similar, reverse=True)
+
+
+def _near_lookup_at(sql: str) -> int:
+    """Where a message runs the near lookup (prepared: its EXECUTE; otherwise its text)."""
+    found = [at for at in (sql.find("EXECUTE zm_"), sql.find("memories_memorysearch")) if at >= 0]
+    return min(found) if found else -1
+
+
+def test_a_single_writes_lookup_insert_and_rows_in_one_message_after_the_model(
+    tenancy, owner, team
+):
+    first = remember(owner, "The nightly backup is copied to the cold bucket at 3am.", scope=team)
+    with CaptureQueriesContext(connection) as captured:
+        response = remember(
+            owner, "The nightly backup gets copied to the cold bucket at 3am.", scope=team
+        )
+    assert response.status_code == 201, response.json()
+    answer = response.json()
+    # The lookup runs first in the message: it finds the memory stored before, not this one.
+    assert [item["id"] for item in answer["similar_existing"]] == [first.json()["id"]]
+    [message] = [
+        query["sql"]
+        for query in captured.captured_queries
+        if 'INSERT INTO "memories_memory"' in query["sql"]
+    ]
+    assert 0 <= _near_lookup_at(message) < message.index('INSERT INTO "memories_memory"')
+    assert message.index('INSERT INTO "memories_memory"') < message.index(
+        'INSERT INTO "memories_provenance"'
+    )
+    assert 'INSERT INTO "memories_validityperiod"' in message
+    memory = Memory.objects.get(public_id=answer["id"])
+    assert memory.valid and memory.embedding is not None
+    assert Provenance.objects.filter(memory=memory, absorbed=False).count() == 1
+    assert ValidityPeriod.objects.filter(memory=memory, valid_until__isnull=True).count() == 1
+
+    # Asked to join a near duplicate, the write waits for the lookup's answer before inserting.
+    with CaptureQueriesContext(connection) as captured:
+        joined = remember(
+            owner,
+            "The nightly backup is copied into the cold bucket at 3am.",
+            scope=team,
+            absorb_similar=True,
+        )
+    assert joined.status_code == 200, joined.json()
+    assert joined.json()["id"] in {first.json()["id"], answer["id"]}
+    lookups = [q["sql"] for q in captured.captured_queries if _near_lookup_at(q["sql"]) >= 0]
+    assert lookups and all('INSERT INTO "memories_memory"' not in sql for sql in lookups)
+    assert Memory.objects.filter(scope__public_id=team).count() == 2

@@ -85,10 +85,43 @@ def execute(cursor, sql: str, params: Sequence[Any], *, generic: bool = False) -
     values only through a materialized CTE, where the values cannot change the plan). Otherwise
     PostgreSQL decides (`plan_cache_mode = auto`): a plan made with the values for the first
     five runs, then the generic one only where its estimated cost is no higher."""
+    _sent(cursor, sql, params, generic=generic, then=())
+    while cursor.nextset():  # PREPARE's, DEALLOCATE's and the settings' answers first
+        pass
+
+
+def execute_then(
+    cursor,
+    sql: str,
+    params: Sequence[Any],
+    *,
+    generic: bool = False,
+    then: Sequence[tuple[str, Sequence[Any]]],
+) -> list[list[tuple]]:
+    """`execute`, and in the same message after it the statements `then` (each its text with
+    `%s` placeholders and its values; sent as they are, not prepared): one round trip for all.
+    Returns the rows of each statement that answers rows (this one's first), in order."""
+    _sent(cursor, sql, params, generic=generic, then=then)
+    answered = []
+    while True:
+        if cursor.description is not None:
+            answered.append(cursor.fetchall())
+        if not cursor.nextset():
+            return answered
+
+
+def _sent(
+    cursor,
+    sql: str,
+    params: Sequence[Any],
+    *,
+    generic: bool,
+    then: Sequence[tuple[str, Sequence[Any]]],
+) -> None:
+    after = "".join(f"; {statement}" for statement, _ in then)
+    after_params = [value for _, values in then for value in values]
     if not _may_prepare(cursor):
-        cursor.execute(sql, params)
-        while cursor.nextset():
-            pass
+        cursor.execute(sql + after, [*params, *after_params])
         return
     settings, statement = split_settings(sql)
     in_settings = settings.count("%s")
@@ -117,9 +150,7 @@ def execute(cursor, sql: str, params: Sequence[Any], *, generic: bool = False) -
     run = f"EXECUTE {name}(" + ", ".join(["%s"] * count) + ")" if count else f"EXECUTE {name}"
     message = " ".join([*head, settings, GENERIC_PLAN if generic else CHOSEN_PLAN, run])
     try:
-        cursor.execute(message, params)
-        while cursor.nextset():  # PREPARE's, DEALLOCATE's and the settings' answers first
-            pass
+        cursor.execute(message + after, [*params, *after_params])
     except Exception:
         with _lock:
             if kept.generation == generation:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection, connections, router
-from django.db.models import Model
+from django.db.models import Field, Model
 from django.db.models.constants import OnConflict
 from django.db.models.sql import InsertQuery
 from pgvector.django import VectorField
@@ -40,6 +41,109 @@ def exact_vector_literal(values: Iterable[float]) -> str:
     return _literal(values, 9)
 
 
+def ids_taken(model: type[Model], count: int) -> list[int]:
+    """`count` values of the model's primary key sequence, taken now, in ascending order: the
+    ids of new rows that other rows are to reference before they are inserted (the insert
+    gives them, `insert_with_ids`). A rolled-back transaction leaves them unused, as a failed
+    insert does its own."""
+    if count <= 0:
+        return []
+    opts = model._meta
+    database = connections[router.db_for_write(model)]
+    with database.cursor() as cursor:
+        cursor.execute(
+            "SELECT nextval(pg_get_serial_sequence(%s, %s)) FROM generate_series(1, %s)",
+            [opts.db_table, opts.pk.column, count],
+        )
+        return sorted(pk for (pk,) in cursor.fetchall())
+
+
+@dataclass
+class Insert:
+    """An insert of new rows of one model, written but not sent (`insert_with_ids`): its text
+    and values, a vector column's texts still to give (`vectors_given`) when the vectors are not
+    computed yet, and `rows_returned` to set on the objects what the statement answers."""
+
+    sql: str
+    params: list[Any]
+    objs: Sequence[Model]
+    returned: list[Field]
+    vector_columns: dict[str, int]
+    database: Any
+
+    def vectors_given(self, name: str, texts: Sequence[str | None]) -> None:
+        """The texts (`exact_vector_literal`s) of the vector field `name`, one per row."""
+        if len(texts) != len(self.objs):
+            raise ValueError(f"{len(texts)} vectors for {len(self.objs)} rows")
+        self.params[self.vector_columns[name]] = list(texts)
+
+    def rows_returned(self, rows: Sequence[Sequence[Any]]) -> None:
+        """Set on each object what `bulk_create` sets: its id, its generated columns."""
+        for obj, row in zip(self.objs, rows, strict=True):
+            for f, value in zip(self.returned, row, strict=True):
+                if hasattr(f, "from_db_value"):
+                    value = f.from_db_value(value, None, self.database)
+                setattr(obj, f.attname, value)
+            obj._state.adding = False
+            obj._state.db = self.database.alias
+
+
+def insert_with_ids(
+    objs: Sequence[Model],
+    *,
+    vector_texts: Mapping[str, Sequence[str | None]] | None = None,
+    vectors_later: Collection[str] = (),
+) -> Insert | None:
+    """`rows_inserted_with_ids`' statement for these rows, not sent: the caller sends it
+    (alone or with others in one message) and gives `Insert.rows_returned` its answer. Rows
+    whose primary keys are all set (ids the caller took from the table's sequence) go in with
+    them; otherwise none may have one. The vector fields in `vectors_later` wait for
+    `Insert.vectors_given`. None when a field holds an SQL expression (a database default):
+    such rows go through `bulk_create`."""
+    model = type(objs[0])
+    opts = model._meta
+    with_pk = all(obj.pk is not None for obj in objs)
+    if opts.parents or (not with_pk and any(obj.pk is not None for obj in objs)):
+        raise ValueError("insert_with_ids takes new rows of a model without parents")
+    database = connections[router.db_for_write(model)]
+    concrete = [f for f in opts.get_fields() if f.concrete]
+    fields = [f for f in concrete if not f.generated and (with_pk or not f.primary_key)]
+    given = vector_texts or {}
+    columns: list[list[Any]] = []
+    casts: list[str] = []
+    vector_columns: dict[str, int] = {}
+    for f in fields:
+        if isinstance(f, VectorField):
+            vector_columns[f.name] = len(columns)
+            texts = given.get(f.name)
+            if f.name in vectors_later:
+                texts = [None] * len(objs)
+            elif texts is None:
+                texts = [
+                    None if value is None else exact_vector_literal(value)
+                    for value in (f.pre_save(obj, add=True) for obj in objs)
+                ]
+            columns.append(list(texts))
+            casts.append("%s::text[]::vector[]")
+            continue
+        values = [f.pre_save(obj, add=True) for obj in objs]
+        if any(hasattr(value, "resolve_expression") for value in values):
+            return None
+        columns.append([f.get_db_prep_save(value, database) for value in values])
+        # The type without its modifiers, as Django's own UNNEST insert casts: varchar[], not
+        # varchar(40)[] (the column's own type still checks each value).
+        casts.append("%s::" + f.db_type(database).split("(")[0] + "[]")
+    returned = [opts.pk] + [f for f in concrete if f.generated]
+    quote = database.ops.quote_name
+    sql = "INSERT INTO {} ({}) SELECT * FROM unnest({}) RETURNING {}".format(  # noqa: S608
+        quote(opts.db_table),
+        ", ".join(quote(f.column) for f in fields),
+        ", ".join(casts),
+        ", ".join(quote(f.column) for f in returned),
+    )
+    return Insert(sql, columns, objs, returned, vector_columns, database)
+
+
 def rows_inserted_with_ids(
     objs: Sequence[Model], *, vector_texts: Mapping[str, Sequence[str | None]] | None = None
 ) -> None:
@@ -60,65 +164,22 @@ def rows_inserted_with_ids(
     `bulk_create`."""
     if not objs:
         return
-    model = type(objs[0])
-    opts = model._meta
-    if opts.parents or any(obj.pk is not None for obj in objs):
-        raise ValueError("rows_inserted_with_ids takes new rows of a model without parents")
-    database = connections[router.db_for_write(model)]
-    concrete = [f for f in opts.get_fields() if f.concrete]
-    fields = [f for f in concrete if not f.generated and not f.primary_key]
-    given = vector_texts or {}
-    columns: list[list[Any]] = []
-    casts: list[str] = []
-    for f in fields:
-        if isinstance(f, VectorField):
-            texts = given.get(f.name)
-            if texts is None:
-                texts = [
-                    None if value is None else exact_vector_literal(value)
-                    for value in (f.pre_save(obj, add=True) for obj in objs)
-                ]
-            columns.append(list(texts))
-            casts.append("%s::text[]::vector[]")
-            continue
-        values = [f.pre_save(obj, add=True) for obj in objs]
-        if any(hasattr(value, "resolve_expression") for value in values):
-            model._default_manager.bulk_create(objs)
-            return
-        columns.append([f.get_db_prep_save(value, database) for value in values])
-        # The type without its modifiers, as Django's own UNNEST insert casts: varchar[], not
-        # varchar(40)[] (the column's own type still checks each value).
-        casts.append("%s::" + f.db_type(database).split("(")[0] + "[]")
-    returned = [opts.pk] + [f for f in concrete if f.generated]
-    quote = database.ops.quote_name
-    sql = "INSERT INTO {} ({}) SELECT * FROM unnest({}) RETURNING {}".format(  # noqa: S608
-        quote(opts.db_table),
-        ", ".join(quote(f.column) for f in fields),
-        ", ".join(casts),
-        ", ".join(quote(f.column) for f in returned),
-    )
-    with database.cursor() as cursor:
-        cursor.execute(sql, columns)
-        rows = cursor.fetchall()
-    for obj, row in zip(objs, rows, strict=True):
-        for f, value in zip(returned, row, strict=True):
-            if hasattr(f, "from_db_value"):
-                value = f.from_db_value(value, None, database)
-            setattr(obj, f.attname, value)
-        obj._state.adding = False
-        obj._state.db = database.alias
+    insert = insert_with_ids(objs, vector_texts=vector_texts)
+    if insert is None:
+        type(objs[0])._default_manager.bulk_create(objs)
+        return
+    with insert.database.cursor() as cursor:
+        cursor.execute(insert.sql, insert.params)
+        insert.rows_returned(cursor.fetchall())
 
 
-def rows_inserted(
+def rows_statements(
     *groups: Sequence[Model], conflicts_ignored: tuple[type[Model], ...] = ()
-) -> None:
-    """New rows of several models in one message, one round trip where a `bulk_create` of each
-    takes one: for rows whose ids nobody reads afterwards (nothing is returned, the objects get
-    no primary key). Each statement is the INSERT `bulk_create` sends for its rows (with ON
-    CONFLICT DO NOTHING for a model in `conflicts_ignored`); inside a transaction they are part
-    of it, outside one PostgreSQL runs the message as one transaction."""
-    statements: list[str] = []
-    params: list[Any] = []
+) -> list[tuple[str, list[Any]]]:
+    """`rows_inserted`'s statements, not sent: the caller sends them in a message of its own
+    (`sent_together`). The related rows' ids are read now (they must be set, saved or taken
+    from their sequence), and the rows count as saved."""
+    statements: list[tuple[str, list[Any]]] = []
     for rows in groups:
         if not rows:
             continue
@@ -149,11 +210,47 @@ def rows_inserted(
         )
         query.insert_values(fields, rows)
         for sql, values in query.get_compiler(connection=connection).as_sql():
-            statements.append(sql)
-            params.extend(values)
+            statements.append((sql, list(values)))
         for row in rows:
             row._state.adding = False
             row._state.db = connection.alias
+    return statements
+
+
+def rows_inserted(
+    *groups: Sequence[Model], conflicts_ignored: tuple[type[Model], ...] = ()
+) -> None:
+    """New rows of several models in one message, one round trip where a `bulk_create` of each
+    takes one: for rows whose ids nobody reads afterwards (nothing is returned, the objects get
+    no primary key). Each statement is the INSERT `bulk_create` sends for its rows (with ON
+    CONFLICT DO NOTHING for a model in `conflicts_ignored`); inside a transaction they are part
+    of it, outside one PostgreSQL runs the message as one transaction."""
+    statements = rows_statements(*groups, conflicts_ignored=conflicts_ignored)
     if statements:
         with connection.cursor() as cursor:
-            cursor.execute("; ".join(statements), params)
+            sent_together(cursor, statements)
+
+
+def sent_together(cursor, statements: Sequence[tuple[str, Sequence[Any]]]) -> list[list[tuple]]:
+    """Several statements (each its text with `%s` placeholders and its values) in one message
+    on a Django cursor: one round trip. Returns the rows of each statement that answers rows
+    (a SELECT, an INSERT ... RETURNING), in their order."""
+    if not statements:
+        return []
+    cursor.execute(
+        "; ".join(sql for sql, _ in statements),
+        [value for _, values in statements for value in values],
+    )
+    return results_read(cursor)
+
+
+def results_read(cursor) -> list[list[tuple]]:
+    """The rows of each result of the message a cursor just sent that has rows, in order (the
+    results of settings, PREPARE and inserts without RETURNING have none); the cursor is left
+    after its last result."""
+    answered = []
+    while True:
+        if cursor.description is not None:
+            answered.append(cursor.fetchall())
+        if not cursor.nextset():
+            return answered
