@@ -486,7 +486,9 @@ def answer_recall(
             searched_scopes=selection.ids,
             results=[{"id": hit.id, "score": hit.score} for hit in hits],
             recalled_ids=[hit.pk for hit in hits if hit.relevant],
-            tokens=sum(count_tokens(hit.content) for hit in hits),
+            # Counted when the row is written, after the answer (most hits' texts are new to
+            # this process's counts: 0.05 ms each).
+            tokens=lambda: sum(count_tokens(hit.content) for hit in hits),
             outcome=ActivityOutcome.EMPTY if found.nothing_relevant else None,
             steps=found.steps(),
         )
