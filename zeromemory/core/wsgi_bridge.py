@@ -30,8 +30,9 @@ from a2wsgi.wsgi import Body, build_environ
 
 from zeromemory.core import after_answer
 
-# How long a request's deferred work waits for the loop to write its answer first (the loop
-# writes within a fraction of a millisecond unless the client stopped reading).
+# How long a request's thread waits for the loop to write its answer before it goes on with the
+# request's deferred work and closes the response (the loop writes within a fraction of a
+# millisecond unless the client stopped reading).
 WRITE_WAIT_SECONDS = 0.05
 
 
@@ -98,8 +99,9 @@ class _Call:
         self.start: dict[str, Any] | None = None
         self.streamed = False
         self.sending: asyncio.Task | None = None
-        # Set once the loop has written a whole answer (or failed to): the request's deferred
-        # work waits for it, so that its Python never holds the interpreter the loop writes with.
+        # Set once the loop has written a whole answer (or failed to): what the thread does
+        # after the answer (deferred work, closing) waits for it, so that its Python never holds
+        # the interpreter the loop writes with.
         self.written = threading.Event()
 
     def start_response(self, status: str, headers: list, exc_info=None):
@@ -165,9 +167,9 @@ class _Call:
                 self.loop.call_soon_threadsafe(self._begin_sending, body)
                 handed = True
         finally:
+            if handed:  # the loop writes first: closing is Python too (request_finished)
+                self.written.wait(WRITE_WAIT_SECONDS)
             if deferred:
-                if handed:
-                    self.written.wait(WRITE_WAIT_SECONDS)
                 after_answer.run(deferred)
             if response is not None:
                 getattr(response, "close", lambda: None)()
