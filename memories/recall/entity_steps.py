@@ -37,7 +37,7 @@ from django.db import connections, router
 
 from memories.entities.names import MAX_MERGE_HOPS
 from memories.models import Memory
-from memories.recall.statement import AGE_DAYS, STALE, common_mentions
+from memories.recall.statement import AGE_DAYS, DISPUTED, STALE, common_mentions
 from zeromemory.core import prepared
 
 LIFT = 0.3
@@ -153,7 +153,8 @@ SELECT m.id, m.public_id, m.content, m.kind_id, s.public_id, fd.hit, fd.linked,
            (SELECT min(w.embedding <=> (SELECT qv FROM input))
             FROM memories_memorywindow w WHERE w.memory_id = m.id)
        ) AS similarity,
-       {age} AS age_days, m.content_original <> '' AS has_original, {stale} AS stale
+       {age} AS age_days, m.content_original <> '' AS has_original, {stale} AS stale,
+       {disputed} AS disputed
 FROM found fd
 JOIN memories_memory m ON m.id = fd.id
 JOIN scopes_scope s ON s.id = m.scope_id
@@ -180,6 +181,7 @@ def expansion_rows(
         common=common_mentions(rows),
         age=AGE_DAYS,
         stale=STALE,
+        disputed=DISPUTED,
         scopes=scopes,
         kinds=" AND m.kind_id = ANY((SELECT kinds FROM input)::text[])" if kinds else "",
         limit=MAX_ADDED,
