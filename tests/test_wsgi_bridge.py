@@ -1,11 +1,13 @@
 """zeromemory.core.wsgi_bridge: Django's WSGI answers as the ASGI server sends them: an ordinary
 answer whole in one body message, a streaming one piece by piece; a body read on the loop when
-its length is declared, through a2wsgi's reader otherwise (chunked)."""
+its length is declared, through a2wsgi's reader otherwise (chunked); the work a request defers
+(zeromemory.core.after_answer) run once its answer is written, before the response is closed."""
 
 from __future__ import annotations
 
 import asyncio
 
+from zeromemory.core import after_answer
 from zeromemory.core.wsgi_bridge import WSGIBridge
 
 
@@ -31,7 +33,14 @@ def stream(environ, start_response):
     yield b"two"
 
 
-def call(app, *, body: bytes, headers: list[tuple[bytes, bytes]], pieces: int = 1) -> list[dict]:
+def call(
+    app,
+    *,
+    body: bytes,
+    headers: list[tuple[bytes, bytes]],
+    pieces: int = 1,
+    events: list[str] | None = None,
+) -> list[dict]:
     async def run() -> list[dict]:
         bridge = WSGIBridge(app, workers=2, hold_bytes=1024)
         size = max(1, len(body) // pieces)
@@ -47,6 +56,8 @@ def call(app, *, body: bytes, headers: list[tuple[bytes, bytes]], pieces: int = 
 
         async def send(message):
             sent.append(message)
+            if events is not None:
+                events.append(message["type"])
 
         scope = {
             "type": "http",
@@ -86,3 +97,44 @@ def test_a_streaming_answer_goes_piece_by_piece():
     assert [m["type"] for m in sent] == ["http.response.start"] + ["http.response.body"] * 3
     assert [m["body"] for m in sent[1:]] == [b"one ", b"two", b""]
     assert [m.get("more_body", False) for m in sent[1:]] == [True, True, False]
+
+
+class Logged(Whole):
+    """An ordinary answer whose close is written down."""
+
+    def __init__(self, chunks: list[bytes], events: list[str]) -> None:
+        super().__init__(chunks)
+        self.events = events
+
+    def close(self) -> None:
+        self.events.append("closed")
+
+
+def test_deferred_work_runs_after_the_answer_is_written_and_before_the_response_closes():
+    events: list[str] = []
+
+    def app(environ, start_response):
+        after_answer.defer(lambda: events.append("first deferred"))
+        after_answer.defer(lambda: 1 / 0)  # logged; the rest still runs
+        after_answer.defer(lambda: events.append("second deferred"))
+        events.append("answered")
+        start_response("200 OK", [("Content-Type", "text/plain")])
+        return Logged([b"done"], events)
+
+    sent = call(app, body=b"", headers=[(b"content-length", b"0")], events=events)
+    assert sent[1] == {"type": "http.response.body", "body": b"done"}
+    assert events == [
+        "answered",
+        "http.response.start",
+        "http.response.body",
+        "first deferred",
+        "second deferred",
+        "closed",
+    ]
+    assert after_answer.settled(timeout=0)  # nothing left outstanding
+
+
+def test_outside_the_bridge_deferred_work_runs_at_once():
+    done: list[str] = []
+    after_answer.defer(lambda: done.append("now"))
+    assert done == ["now"]

@@ -28,6 +28,7 @@ from psycopg.pq import TransactionStatus
 
 from memories.models import ActivityLog, ActivityOutcome, Memory
 from scopes import access
+from zeromemory.core import after_answer
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import DomainError
 from zeromemory.core.metrics import observe_operation
@@ -203,6 +204,7 @@ def served_in_conversation(
     is named, in one of its `RECENT_READS` latest reads without a conversation id."""
     if not public_ids:
         return set()
+    after_answer.settled()  # the rows of reads this process answered just before
     named = [c for c in dict.fromkeys(conversations) if c]
     params = {
         "user": actor.user.pk,
@@ -236,6 +238,7 @@ def activity_list(
     lists keep only memories it can still read. A token restricted to scopes also skips rows over
     "every readable scope" (an empty list) that it did not write itself.
     """
+    after_answer.settled()  # the rows of calls this process answered just before
     readable = list(access.readable_scopes(actor).values_list("public_id", flat=True))
     rows: QuerySet[ActivityLog] = ActivityLog.objects.filter(
         user=actor.user, scopes__contained_by=readable

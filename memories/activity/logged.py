@@ -1,6 +1,7 @@
 """The one way a call gets its activity row: `with activity_logged(...) as entry:` around the
 work of recall, build_context, briefing, ingest and remember. The row is written after the block,
-refused and failed calls included; the function keeps its own return type."""
+refused and failed calls included; the function keeps its own return type. An answered call's row
+waits, outside a transaction, until the answer is on its way (`zeromemory.core.after_answer`)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.db import connection
+
 from memories.activity.log import elapsed_ms, log_activity, log_failure
 from memories.activity.models import ActivityOperation, ActivityOutcome
+from zeromemory.core import after_answer
 from zeromemory.core.actor import Actor
 
 
@@ -25,7 +29,8 @@ class Entry:
     scopes: Sequence[str] = ()
     results: Sequence[dict[str, Any]] = ()
     recalled_ids: Sequence[int] = ()
-    tokens: int = 0  # of memory content handed out
+    # of memory content handed out; or a function counting them, called when the row is written
+    tokens: int | Callable[[], int] = 0
     searched_scopes: Sequence[int] = ()  # ids of the scopes a read searched
     outcome: str | None = None
     error_code: str = ""
@@ -63,21 +68,31 @@ def activity_logged(
             options=asked,
         )
         raise
-    log_activity(
-        actor=actor,
-        operation=operation,
-        query=query,
-        scopes=entry.scopes,
-        options=asked,
-        results=entry.results,
-        latency_ms=elapsed_ms(started),
-        outcome=entry.outcome,
-        error_code=entry.error_code,
-        recalled_ids=entry.recalled_ids,
-        tokens=entry.tokens,
-        searched_scopes=entry.searched_scopes,
-        steps=entry.steps,
-    )
+    latency_ms = elapsed_ms(started)
+
+    def write() -> None:
+        log_activity(
+            actor=actor,
+            operation=operation,
+            query=query,
+            scopes=entry.scopes,
+            options=asked,
+            results=entry.results,
+            latency_ms=latency_ms,
+            outcome=entry.outcome,
+            error_code=entry.error_code,
+            recalled_ids=entry.recalled_ids,
+            tokens=entry.tokens() if callable(entry.tokens) else entry.tokens,
+            searched_scopes=entry.searched_scopes,
+            steps=entry.steps,
+        )
+
+    # Inside a caller's transaction the row is part of it, written now; otherwise it is written
+    # once the answer is on its way (zeromemory.core.after_answer), with the same values.
+    if connection.in_atomic_block:
+        write()
+    else:
+        after_answer.defer(write)
 
 
 def logs_remember(function: Callable[..., list]) -> Callable[..., list]:

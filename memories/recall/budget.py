@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
@@ -277,9 +278,11 @@ def _render(title: str, sections: list[Section]) -> str:
     return "\n".join(parts) + "\n"
 
 
-def _mark_disputed(sections: list[Section]) -> None:
-    """Flag the candidates an open review-queue item names (one query for all sections)."""
-    marked = disputed(c.pk for section in sections for c in section.candidates)
+def _mark_disputed(sections: list[Section], marked: Collection[int] | None = None) -> None:
+    """Flag the candidates an open review-queue item names: those of `marked` when the caller
+    knows them all already, else asked (one query for all sections)."""
+    if marked is None:
+        marked = disputed(c.pk for section in sections for c in section.candidates)
     for section in sections:
         section.candidates = [
             replace(c, disputed=True) if c.pk in marked else c for c in section.candidates
@@ -304,8 +307,18 @@ def _markdown_tokens(title: str, sections: list[Section], markdown: str) -> int:
     return count_tokens(f"# {title}") + sum(section.tokens for section in sections)
 
 
-def assemble(*, title: str, topic: str | None, max_tokens: int, sections: list[Section]) -> Context:
-    _mark_disputed(sections)
+def assemble(
+    *,
+    title: str,
+    topic: str | None,
+    max_tokens: int,
+    sections: list[Section],
+    disputed_ids: Collection[int] | None = None,
+) -> Context:
+    """The context of these sections within the budget. `disputed_ids`: which of the sections'
+    memories an open review-queue item names, when the caller found that out already (every
+    one of them, asked of all their candidates); asked here otherwise."""
+    _mark_disputed(sections, disputed_ids)
     available = max_tokens - count_tokens(f"# {title}")
     _allot(sections, available)
     markdown = _render(title, sections)

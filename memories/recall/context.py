@@ -51,6 +51,7 @@ from memories.recall.sections import (
     other_sections,
     sections_after,
 )
+from memories.selectors import disputed
 from zeromemory.core.actor import Actor
 
 
@@ -82,9 +83,12 @@ def answer_context(*, actor: Actor, arguments: Mapping[str, Any] | ContextReques
     ) as (request, entry):
         topic, max_tokens, instant = request.topic, request.max_tokens, request.instant
         selection = select_scopes(actor=actor, scopes=request.scopes)
-        # The model embeds the topic while the other sections are read (query_vector.py).
+        # The model embeds the topic while the other sections are read, and which of their
+        # memories are disputed (query_vector.py); the search marks its own rows.
         vector = query_vector.begin(topic)
         others = other_sections(selection, max_tokens, instant)
+        around = [*others.rules, others.recent, others.open_loops]
+        marked = disputed(c.pk for section in around for c in section.candidates)
         k = candidate_limit(max_tokens * SHARES["focus"], per_row=50, lo=5, hi=50)
         # The relevance floor leaves out what is not relevant to the topic (relevance.py).
         found = search_found(query=topic, selection=selection, k=k, as_of=instant, vector=vector)
@@ -112,6 +116,7 @@ def answer_context(*, actor: Actor, arguments: Mapping[str, Any] | ContextReques
             topic=topic,
             max_tokens=max_tokens,
             sections=others.around(focus),
+            disputed_ids=marked | {hit.pk for hit in found.hits if hit.disputed},
         )
         # Only the rows found for the topic count as recalled.
         recalled = [row.candidate.pk for row in focus.rows]

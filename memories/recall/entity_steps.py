@@ -37,7 +37,7 @@ from django.db import connections, router
 
 from memories.entities.names import MAX_MERGE_HOPS
 from memories.models import Memory
-from memories.recall.statement import AGE_DAYS, STALE, common_mentions
+from memories.recall.statement import AGE_DAYS, DISPUTED, STALE, common_mentions
 from zeromemory.core import prepared
 
 LIFT = 0.3
@@ -92,14 +92,20 @@ def strong_hits(candidates: Sequence[C]) -> list[C]:
     return [c for c in candidates[:STRONG_HITS] if c.relevant and c.score >= STRONG_SHARE * best]
 
 
-# The neighbours of the strong hits ({strong}: their ids): the memories that mention a rare
+# The neighbours of the strong hits (`strong`: their ids): the memories that mention a rare
 # entity one of them mentions (resolved through its merges to their survivor, whose family's
 # mentions count), or that a live link joins to one of them; valid, in the readable scopes, of
-# the kinds asked, not among the answer already ({shown}); the closest to the query first. One
-# statement.
+# the kinds asked, not among the answer already (`shown`); the closest to the query first. One
+# statement. Its values (the ids, the query's vector, the kinds) are read only through the
+# materialized `input`, as the search statement reads its own, so the plan made without them is
+# the plan made with them and the connection keeps one generic plan (planning was 1 ms of its
+# 2; EXPLAIN on bench/floor.py's data: the same plan either way, the same rows in the same order).
 EXPANSION = """
-WITH RECURSIVE strong AS (SELECT unnest(%s::bigint[]) AS id),
-shown AS (SELECT unnest(%s::bigint[]) AS id),
+WITH RECURSIVE input AS MATERIALIZED (
+    SELECT %s::bigint[] AS strong, %s::bigint[] AS shown, %s::vector AS qv, %s::text[] AS kinds
+),
+strong AS MATERIALIZED (SELECT unnest((SELECT strong FROM input)) AS id),
+shown AS MATERIALIZED (SELECT unnest((SELECT shown FROM input)) AS id),
 up AS (
     SELECT DISTINCT s.id AS hit, e.id, e.merged_into_id AS next, 0 AS hops
     FROM strong s JOIN memories_entitymention x ON x.memory_id = s.id
@@ -143,11 +149,12 @@ found AS (
 )
 SELECT m.id, m.public_id, m.content, m.kind_id, s.public_id, fd.hit, fd.linked,
        1 - least(
-           m.embedding <=> %s::vector,
-           (SELECT min(w.embedding <=> %s::vector)
+           m.embedding <=> (SELECT qv FROM input),
+           (SELECT min(w.embedding <=> (SELECT qv FROM input))
             FROM memories_memorywindow w WHERE w.memory_id = m.id)
        ) AS similarity,
-       {age} AS age_days, m.content_original <> '' AS has_original, {stale} AS stale
+       {age} AS age_days, m.content_original <> '' AS has_original, {stale} AS stale,
+       {disputed} AS disputed
 FROM found fd
 JOIN memories_memory m ON m.id = fd.id
 JOIN scopes_scope s ON s.id = m.scope_id
@@ -174,15 +181,14 @@ def expansion_rows(
         common=common_mentions(rows),
         age=AGE_DAYS,
         stale=STALE,
+        disputed=DISPUTED,
         scopes=scopes,
-        kinds=" AND m.kind_id = ANY(%s::text[])" if kinds else "",
+        kinds=" AND m.kind_id = ANY((SELECT kinds FROM input)::text[])" if kinds else "",
         limit=MAX_ADDED,
         hops=MAX_MERGE_HOPS,
     )
-    params: list = [list(strong), list(shown), vector, vector]
-    if kinds:
-        params.append(kinds)
+    params = [list(strong), list(shown), vector, kinds]
     with connections[router.db_for_read(Memory)].cursor() as cursor:
-        # Prepared: planning it took about half of its time (zeromemory.core.prepared).
-        prepared.execute(cursor, sql, params)
+        # Planned once per connection and text: its values cannot change the plan (above).
+        prepared.execute(cursor, sql, params, generic=True)
         return cursor.fetchall()

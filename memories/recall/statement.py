@@ -29,6 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from memories.entities.names import MAX_MERGE_HOPS
+from memories.models import ConflictStatus
 
 # The memory's validity, age, text at an instant, staleness and decay: shared with sections.py.
 # A memory's age in days at an instant ({at}), never negative.
@@ -287,7 +288,7 @@ SELECT r.id, m.public_id, {content}, {kind}, s.public_id, r.score,
        )) AS similarity,
        r.fts_matched, r.age_days, {original} <> '' AS has_original, {stale} AS stale,
        r.coverage, {conversations} AS conversations, {unknown_name} AS unknown_name,
-       {entity_match} AS entity_match, {entity_about} AS entity_about
+       {entity_match} AS entity_match, {entity_about} AS entity_about, {disputed} AS disputed
 FROM ranked r
 JOIN memories_memory m ON m.id = r.id
 JOIN scopes_scope s ON s.id = m.scope_id
@@ -328,6 +329,17 @@ UNKNOWN_NAME = (
     "EXISTS (SELECT 1 FROM fts_terms t WHERE t.df = 0 AND t.term::text IN ("
     "SELECT quote_literal(n) FROM unnest(tsvector_to_array("
     "to_tsvector('english', (SELECT names FROM input)))) AS n))"
+)
+
+# Whether an open review-queue item names the memory `m` (`memories.selectors.disputed`'s
+# question, asked of the answer's rows inside the statement instead of in a statement after it;
+# each side of an item through its own index).
+_OPEN = ConflictStatus.OPEN.value
+DISPUTED = (
+    "(EXISTS (SELECT 1 FROM memories_conflict c"  # noqa: S608 (a constant of the model)
+    f" WHERE c.memory_a_id = m.id AND c.status = '{_OPEN}')"
+    " OR EXISTS (SELECT 1 FROM memories_conflict c"
+    f" WHERE c.memory_b_id = m.id AND c.status = '{_OPEN}'))"
 )
 
 # The conversations (sessions) the memory was written or absorbed in, for the same-conversation
@@ -469,6 +481,7 @@ def assemble(
         ),
         entity_match=ENTITY_MATCH,
         entity_about=ENTITY_ABOUT,
+        disputed=DISPUTED,
         unknown_name=UNKNOWN_NAME if mode != "vector" else "false",
         decay=DECAY.format(age="a.age_days"),
         usage_boost=USAGE_BOOST,

@@ -9,8 +9,9 @@ length within `hold_bytes` (every API call, form and page):
 
 - the loop reads the whole body before the thread starts;
 - the thread runs Django and, for an ordinary (not streaming) response, hands the whole answer
-  to the loop in one message that it does not wait for, then closes the response (Django's
-  request_finished: the thread's own connections) while the loop writes it.
+  to the loop in one message that it does not wait for, then runs what the request deferred
+  until after its answer (`zeromemory.core.after_answer`: the activity row) and closes the
+  response (Django's request_finished: the thread's own connections) while the loop writes it.
 
 Anything else (a larger or chunked body, an archive import; a streaming response: exports,
 files) goes through a2wsgi's own body reader and sends each piece as a2wsgi does.
@@ -21,10 +22,18 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import io
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from a2wsgi.wsgi import Body, build_environ
+
+from zeromemory.core import after_answer
+
+# How long a request's thread waits for the loop to write its answer before it goes on with the
+# request's deferred work and closes the response (the loop writes within a fraction of a
+# millisecond unless the client stopped reading).
+WRITE_WAIT_SECONDS = 0.05
 
 
 def _declared_length(scope: dict) -> int | None:
@@ -90,6 +99,10 @@ class _Call:
         self.start: dict[str, Any] | None = None
         self.streamed = False
         self.sending: asyncio.Task | None = None
+        # Set once the loop has written a whole answer (or failed to): what the thread does
+        # after the answer (deferred work, closing) waits for it, so that its Python never holds
+        # the interpreter the loop writes with.
+        self.written = threading.Event()
 
     def start_response(self, status: str, headers: list, exc_info=None):
         if exc_info is not None and self.streamed:
@@ -126,6 +139,8 @@ class _Call:
         else:
             if not self.sent.done():
                 self.sent.set_result(None)
+        finally:
+            self.written.set()
 
     def _begin_sending(self, body: bytes) -> None:
         self.sending = self.loop.create_task(self._send_whole(body))  # kept: tasks are weak
@@ -135,8 +150,10 @@ class _Call:
             self.sent.set_result(None)
 
     def run(self, environ: dict) -> None:
-        response = self.app(environ, self.start_response)
+        deferred = after_answer.collect()
+        response, handed = None, False
         try:
+            response = self.app(environ, self.start_response)
             if getattr(response, "streaming", True) or self.start is None:
                 for chunk in response:
                     self._stream({"type": "http.response.body", "body": chunk, "more_body": True})
@@ -144,8 +161,15 @@ class _Call:
                 self.loop.call_soon_threadsafe(self._settle)
             else:
                 body = b"".join(response)
-                # Not waited for: the loop writes the answer while this thread closes the
-                # response (Django's request_finished) and is free for the next request.
+                # Not waited for: the loop writes the answer while this thread does what the
+                # request left for after it (its activity row), closes the response (Django's
+                # request_finished) and is free for the next request.
                 self.loop.call_soon_threadsafe(self._begin_sending, body)
+                handed = True
         finally:
-            getattr(response, "close", lambda: None)()
+            if handed:  # the loop writes first: closing is Python too (request_finished)
+                self.written.wait(WRITE_WAIT_SECONDS)
+            if deferred:
+                after_answer.run(deferred)
+            if response is not None:
+                getattr(response, "close", lambda: None)()

@@ -118,3 +118,41 @@ def test_recall_context_and_briefing_mark_disputed_memories(open_pair, pair, ten
     resolve(owner, open_pair, "keep_both")
     hits = owner.post("/api/v1/recall", query, format="json").json()["results"]
     assert not any(hit["disputed"] for hit in hits)
+
+
+def test_a_context_marks_a_disputed_decision_outside_its_topic_and_only_while_open(
+    tenancy, kinds_seeded, api
+):
+    """build_context asks for its other sections' marks on its own (while the model embeds the
+    topic) and takes its search's from the search statement: both are marked, both drop the
+    mark once the item is resolved."""
+    team = tenancy.team
+    a = write(tenancy.owner, "We decided to freeze deploys on Fridays.", team, kind="decision")
+    b = write(tenancy.owner, "Deploys are frozen every Friday.", team, kind="decision")
+    topic_hit = write(tenancy.owner, "The staging database is reset every Monday.", team)
+    other = write(tenancy.owner, "The staging database reset also clears the cache.", team)
+    conflicts = [
+        Conflict.objects.create(
+            scope=team, memory_a=a, memory_b=b, status=ConflictStatus.OPEN, confidence=0.8
+        ),
+        Conflict.objects.create(
+            scope=team, memory_a=topic_hit, memory_b=other, status=ConflictStatus.OPEN
+        ),
+    ]
+    owner = api(tenancy.owner)
+    body = {"topic": "staging database reset", "scopes": [team.public_id]}
+
+    def marks() -> dict[str, tuple[str, bool]]:
+        context = owner.post("/api/v1/context", body, format="json").json()
+        return {
+            row["id"]: (section["name"], row["disputed"])
+            for section in context["sections"]
+            for row in section["rows"]
+        }
+
+    found = marks()
+    assert found[a.public_id] == found[b.public_id] == ("recent", True)
+    assert found[topic_hit.public_id] == ("relevant", True)
+    for conflict in conflicts:
+        resolve(owner, conflict, "keep_both")
+    assert not any(disputed for _, disputed in marks().values())
