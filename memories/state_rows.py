@@ -85,22 +85,19 @@ def validity_written(*, memories: list[Memory], by: Any) -> None:
 
 def validity_rows(*, memories: list[Memory], by: Any) -> list[ValidityPeriod]:
     """`validity_written`'s rows, for a caller that inserts them with its other rows."""
-    return [
-        ValidityPeriod(
-            memory=memory,
-            valid_from=memory.valid_from,
-            started=ValidityStart.CREATED,
-            started_by=by,
-        )
-        for memory in memories
-        if memory.valid
-    ]
+    return _first_periods([memory for memory in memories if memory.valid], by=by)
 
 
 def validity_rows_new(*, memories: list[Memory], by: Any) -> list[ValidityPeriod]:
     """`validity_rows` of new memories not inserted yet, whose `valid` PostgreSQL derives only
     then: from the bounds it derives it from, valid from `valid_from` and not ended (a memory
     capture holds back has no `valid_from`, `new_memory_state`)."""
+    return _first_periods(
+        [m for m in memories if m.valid_from is not None and m.valid_until is None], by=by
+    )
+
+
+def _first_periods(memories: list[Memory], *, by: Any) -> list[ValidityPeriod]:
     return [
         ValidityPeriod(
             memory=memory,
@@ -109,7 +106,6 @@ def validity_rows_new(*, memories: list[Memory], by: Any) -> list[ValidityPeriod
             started_by=by,
         )
         for memory in memories
-        if memory.valid_from is not None and memory.valid_until is None
     ]
 
 

@@ -32,6 +32,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from zeromemory.core.sql import results_read
+
 MAX_PER_CONNECTION = 64
 GENERIC_PLAN = "SET LOCAL plan_cache_mode = force_generic_plan;"
 # Said in every other message: inside a caller's transaction a SET LOCAL lasts until its end, so
@@ -102,12 +104,7 @@ def execute_then(
     `%s` placeholders and its values; sent as they are, not prepared): one round trip for all.
     Returns the rows of each statement that answers rows (this one's first), in order."""
     _sent(cursor, sql, params, generic=generic, then=then)
-    answered = []
-    while True:
-        if cursor.description is not None:
-            answered.append(cursor.fetchall())
-        if not cursor.nextset():
-            return answered
+    return results_read(cursor)
 
 
 def _sent(
