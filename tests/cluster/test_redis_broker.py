@@ -69,7 +69,11 @@ def done(predicate, what: str, worker: Worker, log: Path) -> None:
         assert worker.process.poll() is None, log.read_text()
         return predicate()
 
-    wait_for(check, timeout=60, what=what, interval=0.3)
+    # A liveness bound, not a timing: each worker here starts fresh, so its first task imports
+    # torch and loads the model. Beside the full suite (a cluster drill's hosts starting at the
+    # same time) that once took 51 s between a translation's answer and the model's load, and
+    # the fake LLM took 3.4 s to answer; a task lost would never be done at all.
+    wait_for(check, timeout=180, what=what, interval=0.3)
 
 
 def translated(memory: Memory) -> bool:
