@@ -4,9 +4,9 @@ The product ranks with BM25 weights, rows matching any term always in the pool, 
 fusion of the legs' own scores (memories/recall/statement.py). Before those changes it weighed
 rows with ts_rank_cd, took rows matching any term only when all terms together matched nothing,
 and fused the legs by reciprocal rank (k = 60). Those variants are kept here, the only place that
-runs them: `Variant` is a `Tuning` with the three switches, and builds its statement from the
+runs them: `Variant` is a `Tuning` with the three switches, and builds its statements from the
 product's fragments, swapping in the earlier pieces where a switch is off. With every switch on
-it is the product's statement, character for character (`check_product`).
+they are the product's statements, character for character (`check_product`).
 """
 
 from __future__ import annotations
@@ -76,9 +76,9 @@ class Variant(Tuning):
     any_term_always: bool = True
     linear: bool = True
 
-    def statement(
+    def statements(
         self, *, scopes: str, kinds: bool, mode: str, k: int, rows: int, as_of: bool = False
-    ) -> str:
+    ) -> product.Statements:
         where = product.row_filter(scopes=scopes, kinds=kinds, as_of=as_of)
         search_where = product.row_filter(scopes=scopes, kinds=kinds, as_of=as_of, search=True)
         n_vec, n_fts = int(self.vector_depth * k), int(self.fulltext_depth * k)
@@ -117,7 +117,7 @@ class Variant(Tuning):
                 order=order,
             )
             if mode != "vector"
-            else product.NO_FULLTEXT_LEG,
+            else None,
             fused=fused,
             mode=mode,
             rows=rows,
@@ -150,12 +150,12 @@ PRODUCT = Variant(**{f.name: getattr(product.PRODUCT, f.name) for f in fields(Tu
 
 
 def check_product() -> None:
-    """With every switch on, the variant's statement is the product's (for every mode)."""
+    """With every switch on, the variant's statements are the product's (for every mode)."""
     for mode in ("hybrid", "vector", "fulltext"):
         for as_of in (False, True):
             shape = {"scopes": "'{1}'::bigint[]", "kinds": True, "mode": mode, "k": 10}
             shape.update(rows=5000, as_of=as_of)
-            if PRODUCT.statement(**shape) != product.PRODUCT.statement(**shape):
+            if PRODUCT.statements(**shape) != product.PRODUCT.statements(**shape):
                 raise RuntimeError(f"the bench's product variant differs ({mode}, {as_of})")
 
 

@@ -82,24 +82,65 @@ def timed(function, arguments: list, rounds: int) -> list[float]:
     return samples
 
 
-def explain_recall(actor, query: str) -> str:
-    """EXPLAIN ANALYZE of one real recall statement: which indexes the legs use."""
+def search_statements(selection, question: str, *, k: int = 10, ef: int | None = None):
+    """The product's two search statements for the question with their values, as
+    `search_found` builds them: [(text statement, values), (ranking statement, values)]. The
+    text statement runs here (each in its own transaction) to give the ranking its values."""
     from django.db import connection
 
+    from memories import embeddings
+    from memories.entities.dictionary import query_keys
+    from memories.recall import relevance, sessions
+    from memories.recall.recall import ef_search_for, readable_rows
+    from memories.recall.statement import PRODUCT, TextFound
+    from zeromemory.core import prepared
+    from zeromemory.core.sql import vector_literal
+
+    rows = readable_rows(selection, None)
+    keys, plain = query_keys(question)
+    statements = PRODUCT.statements(
+        scopes=selection.array, kinds=False, mode="hybrid", k=k, rows=rows
+    )
+    text_values = [question, None, None, relevance.query_names(question), keys, plain]
+    with connection.cursor() as cursor:
+        prepared.execute(cursor, statements.text, text_values, generic=True)
+        text = TextFound(*cursor.fetchone())
+    rank_values = [
+        ef if ef is not None else ef_search_for(PRODUCT.vector_depth * k),
+        vector_literal(embeddings.embed_query(question)),
+        None,
+        None,
+        *text.values,
+        k + sessions.EXTRA_CANDIDATES,
+    ]
+    return [(statements.text, text_values), (statements.rank, rank_values)]
+
+
+def explained(sql: str, values: list, explain: str):
+    """The statement's rows under `explain` (its leading settings run first, in the same
+    transaction, as the product's one message runs them) and the milliseconds it took."""
+    from django.db import connection, transaction
+
+    from zeromemory.core.prepared import split_settings
+
+    settings, statement = split_settings(sql)
+    count = settings.count("%s")
+    with transaction.atomic(), connection.cursor() as cursor:
+        if settings:
+            cursor.execute(settings, values[:count])
+        started = time.perf_counter()
+        cursor.execute(explain + statement, values[count:])
+        found = cursor.fetchall()
+        return found, (time.perf_counter() - started) * 1000
+
+
+def explain_recall(actor, query: str) -> str:
+    """EXPLAIN ANALYZE of one real recall's two statements: which indexes the legs use."""
     from memories.recall import recall as search
 
-    plans: list[str] = []
-
-    def explain(execute, sql, params, many, context):
-        if "WITH input" in sql and not plans:
-            head, _, tail = sql.partition("WITH input")
-            execute(f"{head}EXPLAIN (ANALYZE, COSTS OFF) WITH input{tail}", params, many, context)
-            cursor = context["cursor"]
-            while cursor.nextset():
-                pass
-            plans.append("\n".join(row[0] for row in cursor.fetchall()))
-        return execute(sql, params, many, context)
-
-    with connection.execute_wrapper(explain):
-        search.search(query=query, selection=search.select_scopes(actor=actor, scopes=None), k=10)
-    return plans[0]
+    selection = search.select_scopes(actor=actor, scopes=None)
+    plans = []
+    for sql, values in search_statements(selection, query):
+        rows, _ = explained(sql, values, "EXPLAIN (ANALYZE, COSTS OFF) ")
+        plans.append("\n".join(row[0] for row in rows))
+    return "\n".join(plans)

@@ -488,7 +488,13 @@ def show_statements(sql: dict, commit: float) -> None:
 def show_targets(times: dict, model: dict, sql: dict, label: str) -> None:
     """The issue's ratios from these figures."""
     p50 = {name: statistics.median(values) for name, values in times.items()}
-    recall_statement = max(s.floor for s in sql["recall, one scope"].statements)
+    # The search's statements: the text leg's (the product runs it while the model embeds the
+    # query) and the ranking's; together they are what one search statement did until then.
+    recall_statement = sum(
+        s.floor
+        for s in sql["recall, one scope"].statements
+        if "fts_strict" in s.floor_sql or "hnsw.ef_search" in s.floor_sql
+    )
     print(f"\n{label}:")
     for name in ("batch of 100 short", "batch of 100 chat turns"):
         print(f"  {name}: {model[name] / p50[name]:.2f} of the model's own rate (target >= 0.6)")
@@ -496,8 +502,8 @@ def show_targets(times: dict, model: dict, sql: dict, label: str) -> None:
     print(f"  remember: {extra:.1f} ms beyond the model's one short text (target <= 8)")
     bound = model["recall, one scope"] + recall_statement
     print(
-        f"  recall: {p50['recall, one scope'] / bound:.2f}x (query embedding + its largest "
-        f"statement, {bound:.1f} ms) (target <= 1.3)"
+        f"  recall: {p50['recall, one scope'] / bound:.2f}x (query embedding + its search "
+        f"statements, {bound:.1f} ms) (target <= 1.3)"
     )
     gap = p50["build_context"] - p50["recall, one scope"]
     print(f"  build_context: recall + {gap:.1f} ms (target <= 10)")

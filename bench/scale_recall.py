@@ -1,10 +1,10 @@
-"""Recall's statement taken apart on the data set bench/scale.py keeps (`--keep`): for the same
+"""Recall's statements taken apart on the data set bench/scale.py keeps (`--keep`): for the same
 questions as its recall requests, in the largest scope, across person 0's scopes or across the
-admin's, the statement's planning and execution time and the time of its costly parts
+admin's, the statements' planning and execution time and the time of their costly parts
 (EXPLAIN (ANALYZE) per question, each question's first run: the vector leg over the memories'
 HNSW graphs, the full-text leg's rows matching the whole query and its per-term rows); with
 `--ef`, each candidate-list length (hnsw.ef_search) against an exact vector leg: how many of
-the answer's top 10 stay the same, and the statement's time.
+the answer's top 10 stay the same, and the ranking statement's time.
 
     .venv/bin/python bench/scale_recall.py [--data-dir bench/.cache/scale] [--who person]
         [--queries 40] [--ef 100,200]
@@ -19,10 +19,10 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import time
 from pathlib import Path
 
 from _django import percentile, setup_for
+from _recall_score import explained, search_statements
 from scale import CACHE, Requests
 
 # The statement's parts that grow with the data, by their CTE's name.
@@ -75,45 +75,9 @@ def scopes_of(who: str, state: dict):
     return ScopeSelection(ids=tuple(sorted(ids)), requested=[])
 
 
-def statement_for(selection, question: str, ef: int | None = None) -> tuple[str, list]:
-    """The product's statement and parameters for the question, as search_found builds them."""
-    from memories import embeddings
-    from memories.entities.dictionary import query_keys
-    from memories.recall import relevance
-    from memories.recall.recall import ef_search_for, readable_rows
-    from memories.recall.statement import PRODUCT
-    from zeromemory.core.sql import vector_literal
-
-    rows = readable_rows(selection, None)
-    keys, plain = query_keys(question)
-    sql = PRODUCT.statement(scopes=selection.array, kinds=False, mode="hybrid", k=K, rows=rows)
-    params = [
-        ef if ef is not None else ef_search_for(PRODUCT.vector_depth * K),
-        vector_literal(embeddings.embed_query(question)),
-        question,
-        None,
-        None,
-        relevance.query_names(question),
-        keys,
-        plain,
-        K + 10,
-    ]
-    return sql, params
-
-
 def run(sql: str, params: list, explain: str = "") -> tuple[list, float]:
-    """The statement's rows (or its plan, with `explain`) and the milliseconds it took: its
-    settings run first in the same transaction, as the product's one message runs them."""
-    from django.db import connection, transaction
-
-    settings, query = sql.split("WITH RECURSIVE", 1)
-    split = settings.count("%s")
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(settings, params[:split])
-        started = time.perf_counter()
-        cursor.execute(explain + "WITH RECURSIVE" + query, params[split:])
-        found = cursor.fetchall()
-        return found, (time.perf_counter() - started) * 1000
+    """The statement's rows (or its plan, with `explain`) and the milliseconds it took."""
+    return explained(sql, params, explain)
 
 
 def cte_times(node: dict, found: dict[str, float]) -> None:
@@ -128,17 +92,21 @@ def take_apart(selection, questions: list[str]) -> None:
     columns: dict[str, list[float]] = {"planning": [], "execution": []}
     columns.update({part: [] for part in PARTS})
     for question in questions:
-        sql, params = statement_for(selection, question)
-        rows, _ = run(sql, params, explain="EXPLAIN (ANALYZE, FORMAT JSON) ")
-        plan = rows[0][0]
-        plan = (json.loads(plan) if isinstance(plan, str) else plan)[0]
         found: dict[str, float] = {}
-        cte_times(plan["Plan"], found)
-        columns["planning"].append(plan["Planning Time"])
-        columns["execution"].append(plan["Execution Time"])
+        planning = execution = 0.0
+        # Both statements: the text leg's (run beside the model) and the ranking's.
+        for sql, params in search_statements(selection, question, k=K):
+            rows, _ = run(sql, params, explain="EXPLAIN (ANALYZE, FORMAT JSON) ")
+            plan = rows[0][0]
+            plan = (json.loads(plan) if isinstance(plan, str) else plan)[0]
+            cte_times(plan["Plan"], found)
+            planning += plan["Planning Time"]
+            execution += plan["Execution Time"]
+        columns["planning"].append(planning)
+        columns["execution"].append(execution)
         for part, names in PARTS.items():
             columns[part].append(sum(found.get(name, 0.0) for name in names))
-    print(f"recall's statement over {len(selection.ids)} scopes, {len(questions)} questions:")
+    print(f"recall's statements over {len(selection.ids)} scopes, {len(questions)} questions:")
     print(f"  {'ms':28s} {'p50':>7s} {'p95':>7s}")
     for part, times in columns.items():
         print(f"  {part:28s} {statistics.median(times):7.1f} {percentile(times, 95):7.1f}")
@@ -150,7 +118,7 @@ def compare_ef(selection, questions: list[str], efs: list[int]) -> None:
     same: dict[int, list[float]] = {ef: [] for ef in efs}
     took: dict[int, list[float]] = {ef: [] for ef in efs}
     for question in questions:
-        sql, params = statement_for(selection, question)
+        sql, params = search_statements(selection, question, k=K)[1]  # the ranking statement
         exact = sql.replace("SET LOCAL enable_sort = off;", "").replace(
             "ORDER BY (m.embedding <=> (SELECT qv FROM input))\n",
             "ORDER BY (m.embedding <=> (SELECT qv FROM input)) + 0\n",

@@ -1,12 +1,12 @@
 """The query's vector, computed beside the read's work that does not need it.
 
 A recall or a build_context waits on two things in turn: the model's pass over the query (8 to
-12 ms for one short text) and the search statement, which needs the vector. The model runs with
-one torch thread and releases the interpreter while it computes, so what comes before the
-statement (the scopes' row count and the statement's text for recall; the rules, the recent
-decisions and the open loops for build_context) runs on the request's thread meanwhile, on the
-other core. `begin` is called only once the request is authenticated, parsed and its scopes
-found readable: a caller that is refused never makes the model run.
+12 ms for one short text) and the search's ranking statement, which needs the vector. The model
+runs with one torch thread and releases the interpreter while it computes, so what comes before
+that statement (the scopes' row count and the search's text statement, its full-text leg; for
+build_context also the rules, the recent decisions and the open loops) runs on the request's
+thread meanwhile, on the other core. `begin` is called only once the request is authenticated,
+parsed and its scopes found readable: a caller that is refused never makes the model run.
 
 The helper threads touch no database: the statements stay on the request's thread and its
 connection (and its transaction). A helper embeds on behalf of an interactive request, so it

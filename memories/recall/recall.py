@@ -1,4 +1,4 @@
-"""recall(): hybrid search over the memories an actor may read, in one SQL statement.
+"""recall(): hybrid search over the memories an actor may read, in two SQL statements.
 
 Two legs, each keeping its best 10·k candidates among valid memories in the readable scopes:
 
@@ -20,8 +20,14 @@ the nearest), the text score is the weight over the best row's, times coverage^1
 weighted 1 : 5 and divided by 6, so a memory first in both legs scores 1. Reciprocal rank fusion
 threw away how far ahead a leg's first rows are, which is what the full-text weight knows about
 rare terms. The fused score is then multiplied by the kind's weight, an age decay
-0.5^(age / half-life), both from the MemoryKind catalogue, and the usage boost. `statement.py`
-holds the statement, its fragments and its tuning; `inputs.py` the request it answers;
+0.5^(age / half-life), both from the MemoryKind catalogue, and the usage boost.
+
+The full-text leg needs no vector, so it is its own statement, run on the request's connection
+while the model embeds the query (with the query's entities and the unknown-name signal); the
+second statement takes its rows as values beside the vector: the vector leg, the fusion and the
+answer. Split so, the text leg's 3 to 5 ms of the database's time overlap the model's pass
+instead of following it (docs/benchmarks.md). `statement.py` holds the statements, their
+fragments and the tuning; `inputs.py` the request it answers;
 bench/locomo.py --ablation measures each part against the earlier variants in bench/.
 
 The query is embedded and matched exactly as it arrived: no trimming, normalising or translating,
@@ -33,7 +39,7 @@ graph until the LIMIT is met (bounded by `hnsw.max_scan_tuples`). `relaxed_order
 mode; the legs re-sort their candidates by distance anyway. The settings are `SET LOCAL` in the
 same simple-protocol message as the query: PostgreSQL runs a multi-statement message as one
 implicit transaction, so they cost no extra round trip and never leak into the pooled connection
-(inside a caller's transaction they last until its end). JIT is off for the statement: its plan
+(inside a caller's transaction they last until its end). JIT is off for the statements: a plan
 cost can cross `jit_above_cost`, and compiling would take longer than the whole search.
 """
 
@@ -62,7 +68,14 @@ from memories.recall.inputs import (
     select_scopes,
     validate_kinds,
 )
-from memories.recall.statement import IDF_ROW_LIMIT, MIN_EF_SEARCH, PRODUCT, Tuning, rows_statement
+from memories.recall.statement import (
+    IDF_ROW_LIMIT,
+    MIN_EF_SEARCH,
+    PRODUCT,
+    TextFound,
+    Tuning,
+    rows_statement,
+)
 from memories.schemas import HitOut, RecallOut
 from zeromemory.core import prepared
 from zeromemory.core.actor import Actor
@@ -214,7 +227,7 @@ def search_found(
     vector: query_vector.QueryVector | None = None,
 ) -> Found:
     """The hybrid search itself, for callers that validated and will log (recall, context):
-    the statement's candidates, the same-conversation lift (`sessions.py`), then the relevance
+    the statements' candidates, the same-conversation lift (`sessions.py`), then the relevance
     floor (`relevance.py`), which leaves out the candidates below it unless `nearest` asks for
     the k nearest anyway (each still marked `relevant` or not).
 
@@ -223,8 +236,8 @@ def search_found(
     `as_of`: the memories valid at that instant, as they read then; the idf row count stays
     today's (it only scales term weights).
     `vector`: the query's vector begun by the caller (`query_vector.begin`), which had other
-    work to do meanwhile; without it, it is begun here, and computed while the row count and
-    the statement's text are made.
+    work to do meanwhile; without it, it is begun here, and computed while the row count is
+    read and the text statement runs.
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
@@ -237,9 +250,9 @@ def search_found(
     entity_lift = tuning.entity_lift and mode == "hybrid"
     expand = tuning.expansion and mode == "hybrid" and as_of is None
     pool = k + sessions.EXTRA_CANDIDATES if lift or entity_lift else k
-    # The query's dictionary keys, matched against the aliases inside the statement.
+    # The query's dictionary keys, matched against the aliases inside the text statement.
     keys, plain = query_keys(query) if entity_lift else ([], [])
-    sql = tuning.statement(
+    statements = tuning.statements(
         scopes=selection.array,
         kinds=bool(kinds),
         mode=mode,
@@ -247,24 +260,22 @@ def search_found(
         rows=rows,
         as_of=as_of is not None,
     )
-    params = [
-        ef_search_for(tuning.vector_depth * k),
-        None,  # the query's vector, below
-        query,
-        kinds,
-        as_of,
-        relevance.query_names(query),
-        keys,
-        plain,
-        pool,
-    ]
+    # Each planned once per connection and text: the values are read through the statement's
+    # materialized `input`, so they cannot change its plan (zeromemory.core.prepared).
+    connection = connections[router.db_for_read(Memory)]
+    text = TextFound()
+    if statements.text is not None:
+        # The full-text leg and the query's entities while the model computes the vector.
+        text_params = [query, kinds, as_of, relevance.query_names(query), keys, plain]
+        with connection.cursor() as cursor:
+            prepared.execute(cursor, statements.text, text_params, generic=True)
+            text = TextFound(*cursor.fetchone())
     # The vector last: everything above ran while the model computed it.
     query_embedding = vector.result() if vector is not None else None
-    params[1] = vector_literal(query_embedding) if query_embedding is not None else None
-    with connections[router.db_for_read(Memory)].cursor() as cursor:
-        # Planned once per connection and text: the values are read through the statement's
-        # materialized `input`, so they cannot change its plan (zeromemory.core.prepared).
-        prepared.execute(cursor, sql, params, generic=True)
+    vector_param = vector_literal(query_embedding) if query_embedding is not None else None
+    params = [ef_search_for(tuning.vector_depth * k), vector_param, kinds, as_of, *text.values]
+    with connection.cursor() as cursor:
+        prepared.execute(cursor, statements.rank, [*params, pool], generic=True)
         rows = cursor.fetchall()
     candidates = [
         Hit(
@@ -330,7 +341,7 @@ def search_found(
             k=k,
             selection=selection,
             rows=rows_held,
-            vector=params[1],
+            vector=vector_param,
             kinds=kinds,
         )
     best = candidates[:k]

@@ -26,7 +26,9 @@ when all terms match nothing) are the benchmark's, in bench/_ranking_variants.py
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from memories.entities.names import MAX_MERGE_HOPS
 from memories.models import ConflictStatus
@@ -103,7 +105,7 @@ IDF_ROW_LIMIT = 10_000
 class Tuning:
     """The numbers recall ranks with; `PRODUCT` is the product's. bench/ varies them (and
     subclasses this with the earlier ranking's variants, `bench/_ranking_variants.py`), which is
-    why the statement is asked of the tuning (`Tuning.statement`).
+    why the statements are asked of the tuning (`Tuning.statements`).
 
     - vector_depth, fulltext_depth: each leg keeps its best depth·k candidates;
     - term_rows: rows looked at per query term;
@@ -125,10 +127,10 @@ class Tuning:
     entity_lift: bool = True
     expansion: bool = True
 
-    def statement(
+    def statements(
         self, *, scopes: str, kinds: bool, mode: str, k: int, rows: int, as_of: bool = False
-    ) -> str:
-        return statement(
+    ) -> Statements:
+        return statements(
             scopes=scopes, kinds=kinds, mode=mode, tuning=self, k=k, rows=rows, as_of=as_of
         )
 
@@ -253,19 +255,49 @@ fts_scored AS MATERIALIZED (
 BM25_IDF = "ln(1 + (greatest({rows}, t.df) - t.df + 0.5) / (t.df + 0.5))"
 ROWS = "SELECT count(*) FROM (SELECT 1 FROM memories_memory m WHERE {filter} LIMIT %s) r"
 
-NO_FULLTEXT_LEG = """
-fts AS (SELECT NULL::bigint AS id, NULL::float8 AS coverage, NULL::float8 AS weight,
-               NULL::bigint AS rank WHERE false),"""
+# The full-text leg and the query's entities need no vector: this statement ranks the one and
+# finds the others while the model embeds the query (`recall.search_found`), on the request's
+# connection, and answers them as arrays the ranking statement takes as values. The text leg's
+# rows in its rank order; the query's entities by survivor, then id.
+TEXT_SEARCH = """
+SET LOCAL jit = off;
+WITH RECURSIVE input AS MATERIALIZED (
+    SELECT websearch_to_tsquery('english', %s::text) AS tsq,
+           %s::text[] AS kinds, %s::timestamptz AS as_of, %s::text AS names,
+           %s::text[] AS entity_keys, %s::bool[] AS entity_plain
+),{query_entities}{fulltext_leg}
+SELECT ARRAY(SELECT id FROM fts ORDER BY rank), ARRAY(SELECT coverage FROM fts ORDER BY rank),
+       ARRAY(SELECT weight FROM fts ORDER BY rank), ARRAY(SELECT rank FROM fts ORDER BY rank),
+       ARRAY(SELECT id FROM query_entities ORDER BY root, id),
+       ARRAY(SELECT root FROM query_entities ORDER BY root, id),
+       ARRAY(SELECT rare FROM query_entities ORDER BY root, id),
+       {unknown_name}
+"""
 
-SEARCH = """
+# The vector leg, the fusion with the text leg's rows (the text statement's answer, or none in
+# vector mode), the decay and boost, and the answer's columns.
+RANK_SEARCH = """
 SET LOCAL hnsw.ef_search = %s;
 SET LOCAL hnsw.iterative_scan = relaxed_order;
 SET LOCAL jit = off;{path_setting}
-WITH RECURSIVE input AS MATERIALIZED (
-    SELECT %s::vector AS qv, websearch_to_tsquery('english', %s::text) AS tsq,
-           %s::text[] AS kinds, %s::timestamptz AS as_of, %s::text AS names,
-           %s::text[] AS entity_keys, %s::bool[] AS entity_plain
-),{query_entities}{vector_leg}{fulltext_leg}
+WITH input AS MATERIALIZED (
+    SELECT %s::vector AS qv, %s::text[] AS kinds, %s::timestamptz AS as_of,
+           %s::bigint[] AS text_ids, %s::float8[] AS text_coverage, %s::float8[] AS text_weight,
+           %s::bigint[] AS text_ranks, %s::bigint[] AS entity_ids, %s::bigint[] AS entity_roots,
+           %s::bool[] AS entity_rare, %s::bool AS unknown_name
+),
+query_entities AS MATERIALIZED (
+    SELECT q.id, q.root, q.rare FROM unnest(
+        (SELECT entity_ids FROM input), (SELECT entity_roots FROM input),
+        (SELECT entity_rare FROM input)
+    ) AS q(id, root, rare)
+),{vector_leg}
+fts AS MATERIALIZED (
+    SELECT f.id, f.coverage, f.weight, f.rank FROM unnest(
+        (SELECT text_ids FROM input), (SELECT text_coverage FROM input),
+        (SELECT text_weight FROM input), (SELECT text_ranks FROM input)
+    ) AS f(id, coverage, weight, rank)
+),
 {fused}
 aged AS (
     SELECT f.*, m.kind_id,
@@ -287,7 +319,7 @@ SELECT r.id, m.public_id, {content}, {kind}, s.public_id, r.score,
             FROM memories_memorywindow w WHERE w.memory_id = m.id)
        )) AS similarity,
        r.fts_matched, r.age_days, {original} <> '' AS has_original, {stale} AS stale,
-       r.coverage, {conversations} AS conversations, {unknown_name} AS unknown_name,
+       r.coverage, {conversations} AS conversations, (SELECT unknown_name FROM input),
        {entity_match} AS entity_match, {entity_about} AS entity_about, {disputed} AS disputed
 FROM ranked r
 JOIN memories_memory m ON m.id = r.id
@@ -452,21 +484,46 @@ def linear_fused(tuning: Tuning) -> str:
     )
 
 
+@dataclass(frozen=True)
+class Statements:
+    """A search's two statements (`recall.search_found` runs them in turn):
+
+    - `text`: the full-text leg ranked, the query's entities and whether it names something no
+      readable memory mentions; it needs no vector, so it runs while the model embeds the query.
+      None in vector mode (no full-text leg, and no query keys there).
+    - `rank`: the vector leg, the fusion with the text statement's answer (`TextFound.values`),
+      the decay and boost, and the answer's rows.
+    """
+
+    text: str | None
+    rank: str
+
+
 def assemble(
     *,
     vector_leg: str,
-    fulltext_leg: str,
+    fulltext_leg: str | None,
     fused: str,
     mode: str,
     rows: int,
     as_of: bool,
     scopes: str,
-) -> str:
-    """The statement around its legs and fusion: the settings, the decay and usage boost, the
-    text (as it read at `as_of`, with `as_of`) and the answer's columns."""
+) -> Statements:
+    """The two statements around the legs and the fusion: the settings, the query's entities,
+    the decay and usage boost, the text (as it read at `as_of`, with `as_of`) and the answer's
+    columns. `fulltext_leg` is None in vector mode."""
     at = AS_OF if as_of else None
     path = EXACT_PATH if rows <= EXACT_ROWS else INDEX_PATH
-    return SEARCH.format(
+    text = None
+    if fulltext_leg is not None:
+        text = TEXT_SEARCH.format(
+            query_entities=QUERY_ENTITIES.format(
+                scopes=scopes, common=common_mentions(rows), hops=MAX_MERGE_HOPS
+            ),
+            fulltext_leg=fulltext_leg.rstrip().removesuffix(","),
+            unknown_name=UNKNOWN_NAME,
+        )
+    rank = RANK_SEARCH.format(
         path_setting=path["setting"] if mode != "fulltext" else "",
         age=AGE_DAYS_AT.format(at=at or "now()"),
         content=AT_VERSION.format(column="content", at=at) if at else "m.content",
@@ -476,31 +533,27 @@ def assemble(
         else "m.content_original",
         stale=STALE,
         conversations=CONVERSATIONS,
-        query_entities=QUERY_ENTITIES.format(
-            scopes=scopes, common=common_mentions(rows), hops=MAX_MERGE_HOPS
-        ),
         entity_match=ENTITY_MATCH,
         entity_about=ENTITY_ABOUT,
         disputed=DISPUTED,
-        unknown_name=UNKNOWN_NAME if mode != "vector" else "false",
         decay=DECAY.format(age="a.age_days"),
         usage_boost=USAGE_BOOST,
         usage_join=USAGE_JOIN.format(memory="a.id"),
         vector_leg=vector_leg,
-        fulltext_leg=fulltext_leg,
         fused=fused,
     )
+    return Statements(text=text, rank=rank)
 
 
-def statement(
+def statements(
     *, scopes: str, kinds: bool, mode: str, tuning: Tuning, k: int, rows: int, as_of: bool = False
-) -> str:
-    """The recall statement for a mode ("hybrid", "vector", "fulltext": the legs alone are for
+) -> Statements:
+    """The recall statements for a mode ("hybrid", "vector", "fulltext": the legs alone are for
     tests and the bench), a tuning and k.
 
     `scopes` is the array literal of the scope ids (`ScopeSelection.array`) and `rows` how many
     rows they hold, up to IDF_ROW_LIMIT (`rows_statement`). The ids, the row count and the legs'
-    row limits are written into the statement rather than passed as parameters, so the planner
+    row limits are written into the statements rather than passed as parameters, so the planner
     sees them: with the limits and ids behind subqueries it sorted every row of 50 scopes by
     distance instead of walking the HNSW index (at 100,000 memories, 240 ms instead of 2 ms).
 
@@ -524,7 +577,7 @@ def statement(
             order="weight DESC",
         )
         if mode != "vector"
-        else NO_FULLTEXT_LEG,
+        else None,
         fused=linear_fused(tuning),
         mode=mode,
         rows=rows,
@@ -537,3 +590,32 @@ def rows_statement(*, scopes: str, kinds: bool) -> str:
     """How many rows the scopes hold (of the kinds, a parameter), counted up to a parameter."""
     kinds_filter = " AND m.kind_id = ANY(%s::text[])" if kinds else ""
     return ROWS.format(filter=FILTER.format(scopes=scopes, kinds=kinds_filter))
+
+
+@dataclass(frozen=True)
+class TextFound:
+    """The text statement's answer (`TEXT_SEARCH`'s columns, in order): the full-text leg's
+    rows in rank order, the query's entities, whether the query names something unknown. Empty
+    in vector mode. `values` are the ranking statement's parameters after the vector's."""
+
+    ids: Sequence[int] = ()
+    coverage: Sequence[float] = ()
+    weight: Sequence[float] = ()
+    ranks: Sequence[int] = ()
+    entity_ids: Sequence[int] = ()
+    entity_roots: Sequence[int] = ()
+    entity_rare: Sequence[bool] = ()
+    unknown_name: bool = False
+
+    @property
+    def values(self) -> list[Any]:
+        return [
+            list(self.ids),
+            list(self.coverage),
+            list(self.weight),
+            list(self.ranks),
+            list(self.entity_ids),
+            list(self.entity_roots),
+            list(self.entity_rare),
+            bool(self.unknown_name),
+        ]
