@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
@@ -57,6 +57,33 @@ def count_tokens(text: str) -> int:
         if len(_counts) > COUNT_CACHE_ENTRIES:
             _counts.popitem(last=False)
     return counted
+
+
+def tokens_in(texts: Sequence[str]) -> int:
+    """The tokens of all `texts` (each counted as `count_tokens` counts it). Those not counted
+    lately are counted in one call of the tokenizer, which leaves the interpreter to the
+    process's other threads meanwhile (one text at a time, it holds it): a recall's activity row
+    counts its hits after the answer, while the caller's next request may be starting."""
+    found, missing = 0, []
+    with _counts_lock:
+        for text in texts:
+            counted = _counts.get(text) if len(text) <= COUNT_CACHE_CHARS else None
+            if counted is None:
+                missing.append(text)
+            else:
+                _counts.move_to_end(text)
+                found += counted
+    if not missing:
+        return found
+    encodings = embeddings.tokenizer().encode_batch(missing, add_special_tokens=False)
+    counts = [len(encoding.ids) for encoding in encodings]
+    with _counts_lock:
+        for text, counted in zip(missing, counts, strict=True):
+            if len(text) <= COUNT_CACHE_CHARS:
+                _counts[text] = counted
+        while len(_counts) > COUNT_CACHE_ENTRIES:
+            _counts.popitem(last=False)
+    return found + sum(counts)
 
 
 def _cut(text: str, tokens: int) -> str:

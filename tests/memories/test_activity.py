@@ -277,3 +277,18 @@ def test_pruning_keeps_rows_whose_recalls_are_not_counted_yet(tenancy, seeded):
     assert ActivityLog.objects.get().operation == "recall"
     tasks.fold_recall_counts()
     assert activity_prune() == 1
+
+
+def test_a_recall_row_counts_the_tokens_of_its_hits(tenancy, api, seeded):
+    """The row's tokens are its hits' texts as the model's tokenizer counts them, one at a time
+    (the row counts them together after the answer), repeated texts and new ones alike."""
+    from memories.recall.budget import count_tokens
+
+    client = api(tenancy.owner)
+    for query in ("deploy settings", "deploy settings"):  # the second: counts already made
+        response = client.post("/api/v1/recall", {"query": query}, format="json")
+        assert response.status_code == 200
+        hits = response.json()["results"]
+        assert hits
+        row = ActivityLog.objects.filter(operation="recall").order_by("-id").first()
+        assert row.tokens == sum(count_tokens(hit["content"]) for hit in hits)
