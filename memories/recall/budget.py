@@ -215,16 +215,29 @@ def _group_tokens(group: str) -> int:
     return count_tokens(_group_heading(group))
 
 
+def _label(candidate: Candidate) -> str:
+    return f"{candidate.kind}, disputed" if candidate.disputed else candidate.kind
+
+
 def _line(candidate: Candidate, content: str) -> str:
     # One line per memory: whitespace inside the content becomes single spaces (the same
     # tokens: the tokenizer drops whitespace), so the markdown list stays a list.
-    label = f"{candidate.kind}, disputed" if candidate.disputed else candidate.kind
-    return f"- [{label}] {' '.join(content.split())} ({candidate.id})"
+    return f"- [{_label(candidate)}] {' '.join(content.split())} ({candidate.id})"
 
 
 def _whole(candidate: Candidate) -> Row:
+    """The candidate's whole line. Where lines add up (`_lines_add_up`) its tokens are those of
+    its parts: the memory's text is then counted once per process (recall's activity rows count
+    the same texts), not again in every line that shows it."""
     line = _line(candidate, candidate.content)
-    return Row(candidate, candidate.content, False, line, count_tokens(line))
+    if not _lines_add_up():
+        return Row(candidate, candidate.content, False, line, count_tokens(line))
+    tokens = (
+        count_tokens(f"- [{_label(candidate)}]")
+        + count_tokens(candidate.content)
+        + count_tokens(f"({candidate.id})")
+    )
+    return Row(candidate, candidate.content, False, line, tokens)
 
 
 def _truncated(candidate: Candidate, room: int) -> Row | None:

@@ -103,6 +103,26 @@ def test_the_budget_is_never_exceeded(tenancy, owner, team, max_tokens):
                     assert len(row.content) < len(row.candidate.content)
 
 
+def test_a_row_counts_as_its_line_whatever_the_text(tenancy, owner, team):
+    """A row's tokens are made from its parts (label, text, id) where the tokenizer splits at
+    whitespace first: the same count as its whole line's, for texts with accents, CJK, emoji,
+    glued punctuation, tabs and newlines."""
+    texts = [
+        "Deploys: run `make release`—then tag v2.3.1 (see CHANGELOG.md);done.",
+        "Le déploiement échoue si la clé «API_KEY» manque\tdans l'environnement.",
+        "デプロイ前に必ずテストを実行すること。Deploy checks run first.",
+        "Ship it 🚀👩🏽‍💻 after   the\n\nreview, not before!!!",
+        "Cafe\u0301 naïve résumé Ångström: deploy notes for the ops team.",
+    ]
+    remember_all(tenancy.owner, [(text, "convention") for text in texts], scope=team)
+    result = build_context(actor=owner, topic="deploy", max_tokens=3000)
+    assert count_tokens(result.markdown) == result.tokens
+    shown = [row for part in result.sections for row in part.rows]
+    assert len(shown) >= len(texts)
+    for row in shown:
+        assert row.tokens == count_tokens(row.line)
+
+
 def test_a_row_cut_to_fit_is_marked_truncated(tenancy, owner, team):
     long_text = "The deploy checklist: " + " ".join(
         f"step {i} verify the {w} before moving on." for i, w in enumerate(["config"] * 80)
