@@ -25,7 +25,7 @@ rare terms. The fused score is then multiplied by the kind's weight, an age deca
 The full-text leg needs no vector, so it is its own statement, run on the request's connection
 while the model embeds the query (with the query's entities and the unknown-name signal); the
 second statement takes its rows as values beside the vector: the vector leg, the fusion and the
-answer. Split so, the text leg's 3 to 5 ms of the database's time overlap the model's pass
+answer. Split so, the text leg's 3 to 6 ms of the database's time overlap the model's pass
 instead of following it (docs/benchmarks.md). `statement.py` holds the statements, their
 fragments and the tuning; `inputs.py` the request it answers;
 bench/locomo.py --ablation measures each part against the earlier variants in bench/.
@@ -273,9 +273,10 @@ def search_found(
     # The vector last: everything above ran while the model computed it.
     query_embedding = vector.result() if vector is not None else None
     vector_param = vector_literal(query_embedding) if query_embedding is not None else None
-    params = [ef_search_for(tuning.vector_depth * k), vector_param, kinds, as_of, *text.values]
+    ef_search = ef_search_for(tuning.vector_depth * k)
+    params = [ef_search, vector_param, kinds, as_of, *text.values, pool]
     with connection.cursor() as cursor:
-        prepared.execute(cursor, statements.rank, [*params, pool], generic=True)
+        prepared.execute(cursor, statements.rank, params, generic=True)
         rows = cursor.fetchall()
     candidates = [
         Hit(

@@ -321,7 +321,8 @@ SELECT r.id, m.public_id, {content}, {kind}, s.public_id, r.score,
             FROM memories_memorywindow w WHERE w.memory_id = m.id)
        )) AS similarity,
        r.fts_matched, r.age_days, {original} <> '' AS has_original, {stale} AS stale,
-       r.coverage, {conversations} AS conversations, (SELECT unknown_name FROM input),
+       r.coverage, {conversations} AS conversations,
+       (SELECT unknown_name FROM input) AS unknown_name,
        {entity_match} AS entity_match, {entity_about} AS entity_about, {disputed} AS disputed
 FROM ranked r
 JOIN memories_memory m ON m.id = r.id
