@@ -354,11 +354,44 @@ def _threads(count: int) -> int:
     return share if _thread_limit is None else min(share, _thread_limit)
 
 
+@dataclass(frozen=True)
+class Tokenized:
+    """The model's input for one pass of a few texts (`tokenized`), made before the pass."""
+
+    texts: list[str]  # in the pass's order
+    features: dict
+
+
+def _pass_order(texts: list[str]) -> list[int]:
+    """The texts' indexes sorted by length, so each pass pads little."""
+    return sorted(range(len(texts)), key=lambda i: len(texts[i]))
+
+
+def tokenized(texts: list[str]) -> Tokenized | None:
+    """The input `embed_texts(texts)` gives the model, made now in this thread, for a call of
+    a few texts (one pass); None for a batch. A request tokenizes its texts itself before a
+    helper thread runs their pass (`EmbeddedAhead`): it holds the interpreter lock anyway,
+    while the helper, tokenizing beside the request's own Python, waited for the lock at each
+    step (about 1 ms for a short text against 0.45 alone) before its forward pass could start."""
+    if not texts or len(texts) >= SMALL_BATCH:
+        return None
+    import torch
+
+    model = get_model()
+    in_order = [texts[i] for i in _pass_order(texts)]
+    with _tokenizing, torch.inference_mode():
+        return Tokenized(in_order, model.preprocess(in_order))
+
+
 def embed_texts(
-    texts: list[str], *, on_pass: Callable[[list[int], list[list[float]]], None] | None = None
+    texts: list[str],
+    *,
+    on_pass: Callable[[list[int], list[list[float]]], None] | None = None,
+    given: Tokenized | None = None,
 ) -> list[list[float]]:
     """Unit-length embeddings (cosine = dot product), batched. `on_pass(indexes, vectors)` is
-    told after each pass which texts it embedded (their vectors are in `vectors` from then)."""
+    told after each pass which texts it embedded (their vectors are in `vectors` from then).
+    `given`: these texts' input made beforehand (`tokenized`); a pass of other texts ignores it."""
     if not texts:
         return []
     import torch
@@ -373,7 +406,7 @@ def embed_texts(
     bulk = not foreground.is_interactive()
     # Sorted by length so each pass pads little; the model's own forward pass, without the
     # per-call bookkeeping of SentenceTransformer.encode (it costs as much as a short text).
-    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    order = _pass_order(texts)
     vectors: list[list[float]] = [[] for _ in texts]
     for chunk in _passes(order, texts):
         allowance = foreground.Allowance() if bulk else None
@@ -386,8 +419,12 @@ def embed_texts(
             # The thread count is the process's: only a pass that runs alone changes it.
             if alone and torch.get_num_threads() != threads:
                 torch.set_num_threads(threads)
-            with _tokenizing:  # the model's tokenizer sets its truncation on every call
-                features = model.preprocess([texts[i] for i in chunk])
+            in_pass = [texts[i] for i in chunk]
+            if given is not None and given.texts == in_pass:
+                features = given.features
+            else:
+                with _tokenizing:  # the model's tokenizer sets its truncation on every call
+                    features = model.preprocess(in_pass)
             encoder = _encoder() if short else None
             try:
                 if encoder is None:
@@ -526,18 +563,25 @@ class Embedded:
         return exact_vector_literal(self.vector)
 
 
+def _flat(texts: list[str], window_lists: list[list[Window]]) -> list[str]:
+    """What the model embeds for these contents: the texts, then their windows."""
+    return list(texts) + [w.text for windows in window_lists for w in windows]
+
+
 def embed_contents(
     texts: list[str],
     *,
     window_lists: list[list[Window]] | None = None,
     on_ready: Callable[[dict[int, Embedded]], None] | None = None,
+    given: Tokenized | None = None,
 ) -> list[Embedded]:
     """Embeddings for memory contents: one vector each, plus window vectors for long ones.
     `on_ready({index: embedded})` is told after each pass of the model which texts it
-    finished (the text and all its windows embedded), so a caller can go on with those."""
+    finished (the text and all its windows embedded), so a caller can go on with those.
+    `given`: the input of their pass made beforehand (`tokenized(_flat(...))`)."""
     if window_lists is None:
         window_lists = [windows_for(text) for text in texts]
-    flat = list(texts) + [w.text for windows in window_lists for w in windows]
+    flat = _flat(texts, window_lists)
     owner = list(range(len(texts))) + [
         index for index, windows in enumerate(window_lists) for _ in windows
     ]
@@ -563,7 +607,7 @@ def embed_contents(
         if done:
             on_ready({index: embedded(index, vectors) for index in sorted(done)})
 
-    vectors = embed_texts(flat, on_pass=passed if on_ready is not None else None)
+    vectors = embed_texts(flat, on_pass=passed if on_ready is not None else None, given=given)
     return [embedded(index, vectors) for index in range(len(texts))]
 
 
@@ -613,12 +657,16 @@ class EmbeddedAhead:
         window_lists = [windows_for(text) for text in self._texts]
         if len(self._texts) + sum(len(windows) for windows in window_lists) >= SMALL_BATCH:
             foreground.step_back()
-        self._future = run_ahead(self._embedded, window_lists)
+        # A few texts are tokenized here: the helper then only runs the model (`tokenized`).
+        given = tokenized(_flat(self._texts, window_lists))
+        self._future = run_ahead(self._embedded, window_lists, given)
 
-    def _embedded(self, window_lists: list[list[Window]]) -> None:
+    def _embedded(self, window_lists: list[list[Window]], given: Tokenized | None) -> None:
         """In the helper thread: the passes, each one's finished texts handed over at its end."""
         try:
-            embed_contents(self._texts, window_lists=window_lists, on_ready=self._ready.put)
+            embed_contents(
+                self._texts, window_lists=window_lists, on_ready=self._ready.put, given=given
+            )
         finally:
             self._ready.put(None)
 
