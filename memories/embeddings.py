@@ -227,19 +227,56 @@ _TRACE_CHECKS = (
 )
 
 
+@dataclass(frozen=True)
+class _Traced:
+    """The pass of a few texts as one TorchScript graph, and the features that are not tensors
+    (the modality) it was traced with, as constants: a pass whose features say otherwise runs
+    the module."""
+
+    graph: Any
+    constants: dict
+
+    def takes(self, features: dict) -> bool:
+        return {k: v for k, v in features.items() if k not in _ENCODER_INPUTS} == self.constants
+
+    def vectors(self, features: dict) -> Any:
+        """The pass's float32 unit vectors, as `embed_texts` makes them from the module's.
+
+        The graph gives its inputs back beside the vectors so that it never drops the last C++
+        reference to a tensor Python also holds: torch then hands that tensor's Python object
+        back (`decref_pyobject`), which takes the interpreter lock in the middle of the graph.
+        Each input dropped where its last operator used it did so, three or four times a pass,
+        each time waiting up to Python's switch interval (5 ms) while the request's thread ran
+        Python beside it (one short text beside a thread running pure Python: 27 ms against 11
+        with the inputs given back, 6 alone). Given back, they are dropped here, with the lock
+        held. Pooling and normalization are in the graph too: run from Python, each of their
+        operators let the lock go and waited to take it back."""
+        vectors, *_inputs = self.graph(*(features[name] for name in _ENCODER_INPUTS))
+        return vectors
+
+
+def _module_vectors(model, features: dict) -> Any:
+    """The pass's float32 unit vectors from the model run as a module."""
+    import torch
+
+    output = model.forward(features)["sentence_embedding"].float()
+    return torch.nn.functional.normalize(output, p=2, dim=1)
+
+
 @cache
-def _encoder():
-    """The model's encoder as a TorchScript graph (`torch.jit.trace`), for the passes of a few
-    texts, or None where it does not apply (then the module runs as it is).
+def _encoder() -> _Traced | None:
+    """The model's pass of a few texts as a TorchScript graph (`torch.jit.trace` of the encoder,
+    the model's other modules and the normalization `embed_texts` applies), or None where it
+    does not apply (then the module runs as it is).
 
     The module run from Python takes the interpreter back between its operators, so a pass of
     one text beside a request's own Python (language detection, lookups, the ORM) waited for it
     at every step: a single remember's pass took 13.8 ms against 10 alone. The traced graph runs
-    its operators in C++ and takes the interpreter only to start and to end, and alone it is
-    also faster (one short text 6.1 against 7.9 ms). Its vectors are the module's: before it is
-    used it embeds a few texts of different lengths both ways, and any difference in any bit
-    leaves the module in charge. Batches keep the module, whose layers give way to requests
-    (`_between_layers`, which a traced graph would not call)."""
+    its operators in C++ and takes the interpreter only to start and to end (`_Traced.vectors`),
+    and alone it is also faster (one short text 6.1 against 7.9 ms). Its vectors are the
+    module's: before it is used it embeds a few texts of different lengths both ways, and any
+    difference in any bit leaves the module in charge. Batches keep the module, whose layers
+    give way to requests (`_between_layers`, which a traced graph would not call)."""
     import torch
 
     model = get_model()
@@ -251,14 +288,18 @@ def _encoder():
     features = checks[2][0]
     if set(_ENCODER_INPUTS) - set(features):
         return None
+    constants = {k: v for k, v in features.items() if k not in _ENCODER_INPUTS}
+    if any(isinstance(value, torch.Tensor) for value in constants.values()):
+        return None
 
-    class Encoder(torch.nn.Module):
-        """The encoder with positional inputs; its output is the last hidden state, then the
-        inputs again (`_sentence_embeddings` says why)."""
+    class Pass(torch.nn.Module):
+        """The encoder with positional inputs, the model's other modules (pooling,
+        normalization) and `embed_texts`'s float32 normalization; the inputs given back."""
 
-        def __init__(self, inner) -> None:
+        def __init__(self, inner, rest) -> None:
             super().__init__()
             self.inner = inner
+            self.rest = torch.nn.ModuleList(rest)
 
         def forward(self, input_ids, attention_mask, token_type_ids):
             hidden = self.inner(
@@ -267,7 +308,18 @@ def _encoder():
                 token_type_ids=token_type_ids,
                 return_dict=False,
             )[0]
-            return hidden, input_ids, attention_mask, token_type_ids
+            found = {
+                "input_ids": input_ids,
+                "token_type_ids": token_type_ids,
+                "attention_mask": attention_mask,
+                **constants,
+                "token_embeddings": hidden,
+            }
+            for module in self.rest:
+                found = module(found)
+            output = found["sentence_embedding"].float()
+            vectors = torch.nn.functional.normalize(output, p=2, dim=1)
+            return vectors, input_ids, attention_mask, token_type_ids
 
     try:
         # The tracer warns of the attention's two Python conditions on shapes (whether the mask
@@ -282,14 +334,18 @@ def _encoder():
         with _lock, torch.inference_mode(), warnings.catch_warnings():
             for category in (torch.jit.TracerWarning, DeprecationWarning, FutureWarning):
                 warnings.simplefilter("ignore", category)
-            traced = torch.jit.trace(
-                Encoder(encoder),
-                tuple(features[name] for name in _ENCODER_INPUTS),
-                check_trace=False,
+            traced = _Traced(
+                torch.jit.trace(
+                    Pass(encoder, list(model)[1:]),
+                    tuple(features[name] for name in _ENCODER_INPUTS),
+                    check_trace=False,
+                ),
+                constants,
             )
             for for_module, for_graph in checks:
-                module = model.forward(for_module)["sentence_embedding"]
-                if not torch.equal(module, _sentence_embeddings(model, for_graph, traced)):
+                if not traced.takes(for_graph):
+                    return None
+                if not torch.equal(_module_vectors(model, for_module), traced.vectors(for_graph)):
                     return None
     except Exception:  # noqa: BLE001 - a model the tracer cannot follow runs as a module
         return None
@@ -297,26 +353,8 @@ def _encoder():
 
 
 def runs_traced() -> bool:
-    """Whether this process's passes of a few texts run the traced encoder (`_encoder`)."""
+    """Whether this process's passes of a few texts run the traced graph (`_encoder`)."""
     return _encoder() is not None
-
-
-def _sentence_embeddings(model, features: dict, encoder) -> Any:
-    """The model's sentence embeddings of `features`: its first module (the encoder) run as the
-    traced graph `encoder`, the rest (pooling, normalization) as the model runs them.
-
-    The graph gives its inputs back beside the hidden state so that it never drops the last C++
-    reference to a tensor Python also holds: torch then hands that tensor's Python object back
-    (`decref_pyobject`), which takes the interpreter lock in the middle of the graph. Each input
-    dropped where its last operator used it did so, three or four times a pass, each time
-    waiting up to Python's switch interval (5 ms) while the request's thread ran Python beside
-    it (a pass of one short text beside a thread running pure Python: 27 ms, against 11 with
-    the inputs given back, 6 alone). Given back, they are dropped here, with the lock held."""
-    hidden, *_inputs = encoder(*(features[name] for name in _ENCODER_INPUTS))
-    features["token_embeddings"] = hidden
-    for module in list(model)[1:]:
-        features = module(features)
-    return features["sentence_embedding"]
 
 
 def _layers(model) -> list:
@@ -425,15 +463,14 @@ def embed_texts(
             else:
                 with _tokenizing:  # the model's tokenizer sets its truncation on every call
                     features = model.preprocess(in_pass)
-            encoder = _encoder() if short else None
+            traced = _encoder() if short else None
             try:
-                if encoder is None:
-                    output = model.forward(features)["sentence_embedding"].float()
+                if traced is not None and traced.takes(features):
+                    output = traced.vectors(features)
                 else:
-                    output = _sentence_embeddings(model, features, encoder).float()
+                    output = _module_vectors(model, features)
             finally:
                 _pass.allowance = None
-            output = torch.nn.functional.normalize(output, p=2, dim=1)
         for i, vector in zip(chunk, output.tolist(), strict=True):
             vectors[i] = vector
         if on_pass is not None:
