@@ -439,9 +439,10 @@ def _written_ahead(
     written does not depend on the near lookup's answer, so everything but the vectors is made
     while the model computes them (the memories' ids taken from their sequence, their
     provenance, validity, mentions and new entities, a held memory's review item, the memories'
-    insert but its vectors), and once they are in, the near lookup, the inserts and the rows
-    that depend on the memories go in one message. The lookup runs first in it, so it sees only
-    the memories stored before this write, as when it was a round trip of its own."""
+    insert but its vectors); the rows that refer to the memories are sent then, and once the
+    vectors are in, the near lookup and the memories' inserts go in one message. The lookup runs
+    first in it, so it sees only the memories stored before this write, as when it was a round
+    trip of its own."""
     fresh = {index: prepared[index] for index in rows}
     for memory, pk in zip(rows.values(), ids_taken(Memory, len(rows)), strict=True):
         memory.id = pk
