@@ -227,19 +227,56 @@ _TRACE_CHECKS = (
 )
 
 
+@dataclass(frozen=True)
+class _Traced:
+    """The pass of a few texts as one TorchScript graph, and the features that are not tensors
+    (the modality) it was traced with, as constants: a pass whose features say otherwise runs
+    the module."""
+
+    graph: Any
+    constants: dict
+
+    def takes(self, features: dict) -> bool:
+        return {k: v for k, v in features.items() if k not in _ENCODER_INPUTS} == self.constants
+
+    def vectors(self, features: dict) -> Any:
+        """The pass's float32 unit vectors, as `embed_texts` makes them from the module's.
+
+        The graph gives its inputs back beside the vectors so that it never drops the last C++
+        reference to a tensor Python also holds: torch then hands that tensor's Python object
+        back (`decref_pyobject`), which takes the interpreter lock in the middle of the graph.
+        Each input dropped where its last operator used it did so, three or four times a pass,
+        each time waiting up to Python's switch interval (5 ms) while the request's thread ran
+        Python beside it (the encoder of one short text beside a thread running pure Python: 27
+        to 29 ms, against 13 to 15 with its inputs given back, 6 to 9 alone). Given back, they
+        are dropped here, with the lock held. Pooling and normalization are in the graph too:
+        run from Python, each of their operators let the lock go and waited to take it back."""
+        vectors, *_inputs = self.graph(*(features[name] for name in _ENCODER_INPUTS))
+        return vectors
+
+
+def _module_vectors(model, features: dict) -> Any:
+    """The pass's float32 unit vectors from the model run as a module."""
+    import torch
+
+    output = model.forward(features)["sentence_embedding"].float()
+    return torch.nn.functional.normalize(output, p=2, dim=1)
+
+
 @cache
-def _encoder():
-    """The model's encoder as a TorchScript graph (`torch.jit.trace`), for the passes of a few
-    texts, or None where it does not apply (then the module runs as it is).
+def _encoder() -> _Traced | None:
+    """The model's pass of a few texts as a TorchScript graph (`torch.jit.trace` of the encoder,
+    the model's other modules and the normalization `embed_texts` applies), or None where it
+    does not apply (then the module runs as it is).
 
     The module run from Python takes the interpreter back between its operators, so a pass of
     one text beside a request's own Python (language detection, lookups, the ORM) waited for it
     at every step: a single remember's pass took 13.8 ms against 10 alone. The traced graph runs
-    its operators in C++ and takes the interpreter only to start and to end, and alone it is
-    also faster (one short text 6.1 against 7.9 ms). Its vectors are the module's: before it is
-    used it embeds a few texts of different lengths both ways, and any difference in any bit
-    leaves the module in charge. Batches keep the module, whose layers give way to requests
-    (`_between_layers`, which a traced graph would not call)."""
+    its operators in C++ and takes the interpreter only to start and to end (`_Traced.vectors`),
+    and alone it is also faster (one short text 6.1 against 7.9 ms). Its vectors are the
+    module's: before it is used it embeds a few texts of different lengths both ways, and any
+    difference in any bit leaves the module in charge. Batches keep the module, whose layers
+    give way to requests (`_between_layers`, which a traced graph would not call)."""
     import torch
 
     model = get_model()
@@ -251,21 +288,38 @@ def _encoder():
     features = checks[2][0]
     if set(_ENCODER_INPUTS) - set(features):
         return None
+    constants = {k: v for k, v in features.items() if k not in _ENCODER_INPUTS}
+    if any(isinstance(value, torch.Tensor) for value in constants.values()):
+        return None
 
-    class Encoder(torch.nn.Module):
-        """The encoder with positional inputs and its last hidden state as the output."""
+    class Pass(torch.nn.Module):
+        """The encoder with positional inputs, the model's other modules (pooling,
+        normalization) and `embed_texts`'s float32 normalization; the inputs given back."""
 
-        def __init__(self, inner) -> None:
+        def __init__(self, inner, rest) -> None:
             super().__init__()
             self.inner = inner
+            self.rest = torch.nn.ModuleList(rest)
 
         def forward(self, input_ids, attention_mask, token_type_ids):
-            return self.inner(
+            hidden = self.inner(
                 input_ids=input_ids,
                 attention_mask=attention_mask,
                 token_type_ids=token_type_ids,
                 return_dict=False,
             )[0]
+            found = {
+                "input_ids": input_ids,
+                "token_type_ids": token_type_ids,
+                "attention_mask": attention_mask,
+                **constants,
+                "token_embeddings": hidden,
+            }
+            for module in self.rest:
+                found = module(found)
+            output = found["sentence_embedding"].float()
+            vectors = torch.nn.functional.normalize(output, p=2, dim=1)
+            return vectors, input_ids, attention_mask, token_type_ids
 
     try:
         # The tracer warns of the attention's two Python conditions on shapes (whether the mask
@@ -280,14 +334,18 @@ def _encoder():
         with _lock, torch.inference_mode(), warnings.catch_warnings():
             for category in (torch.jit.TracerWarning, DeprecationWarning, FutureWarning):
                 warnings.simplefilter("ignore", category)
-            traced = torch.jit.trace(
-                Encoder(encoder),
-                tuple(features[name] for name in _ENCODER_INPUTS),
-                check_trace=False,
+            traced = _Traced(
+                torch.jit.trace(
+                    Pass(encoder, list(model)[1:]),
+                    tuple(features[name] for name in _ENCODER_INPUTS),
+                    check_trace=False,
+                ),
+                constants,
             )
             for for_module, for_graph in checks:
-                module = model.forward(for_module)["sentence_embedding"]
-                if not torch.equal(module, _sentence_embeddings(model, for_graph, traced)):
+                if not traced.takes(for_graph):
+                    return None
+                if not torch.equal(_module_vectors(model, for_module), traced.vectors(for_graph)):
                     return None
     except Exception:  # noqa: BLE001 - a model the tracer cannot follow runs as a module
         return None
@@ -295,17 +353,8 @@ def _encoder():
 
 
 def runs_traced() -> bool:
-    """Whether this process's passes of a few texts run the traced encoder (`_encoder`)."""
+    """Whether this process's passes of a few texts run the traced graph (`_encoder`)."""
     return _encoder() is not None
-
-
-def _sentence_embeddings(model, features: dict, encoder) -> Any:
-    """The model's sentence embeddings of `features`: its first module (the encoder) run as the
-    traced graph `encoder`, the rest (pooling, normalization) as the model runs them."""
-    features["token_embeddings"] = encoder(*(features[name] for name in _ENCODER_INPUTS))
-    for module in list(model)[1:]:
-        features = module(features)
-    return features["sentence_embedding"]
 
 
 def _layers(model) -> list:
@@ -343,11 +392,44 @@ def _threads(count: int) -> int:
     return share if _thread_limit is None else min(share, _thread_limit)
 
 
+@dataclass(frozen=True)
+class Tokenized:
+    """The model's input for one pass of a few texts (`tokenized`), made before the pass."""
+
+    texts: list[str]  # in the pass's order
+    features: dict
+
+
+def _pass_order(texts: list[str]) -> list[int]:
+    """The texts' indexes sorted by length, so each pass pads little."""
+    return sorted(range(len(texts)), key=lambda i: len(texts[i]))
+
+
+def tokenized(texts: list[str]) -> Tokenized | None:
+    """The input `embed_texts(texts)` gives the model, made now in this thread, for a call of
+    a few texts (one pass); None for a batch. A request tokenizes its texts itself before a
+    helper thread runs their pass (`EmbeddedAhead`): it holds the interpreter lock anyway,
+    while the helper, tokenizing beside the request's own Python, waited for the lock at each
+    step (about 1 ms for a short text against 0.45 alone) before its forward pass could start."""
+    if not texts or len(texts) >= SMALL_BATCH:
+        return None
+    import torch
+
+    model = get_model()
+    in_order = [texts[i] for i in _pass_order(texts)]
+    with _tokenizing, torch.inference_mode():
+        return Tokenized(in_order, model.preprocess(in_order))
+
+
 def embed_texts(
-    texts: list[str], *, on_pass: Callable[[list[int], list[list[float]]], None] | None = None
+    texts: list[str],
+    *,
+    on_pass: Callable[[list[int], list[list[float]]], None] | None = None,
+    given: Tokenized | None = None,
 ) -> list[list[float]]:
     """Unit-length embeddings (cosine = dot product), batched. `on_pass(indexes, vectors)` is
-    told after each pass which texts it embedded (their vectors are in `vectors` from then)."""
+    told after each pass which texts it embedded (their vectors are in `vectors` from then).
+    `given`: these texts' input made beforehand (`tokenized`); a pass of other texts ignores it."""
     if not texts:
         return []
     import torch
@@ -362,7 +444,7 @@ def embed_texts(
     bulk = not foreground.is_interactive()
     # Sorted by length so each pass pads little; the model's own forward pass, without the
     # per-call bookkeeping of SentenceTransformer.encode (it costs as much as a short text).
-    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    order = _pass_order(texts)
     vectors: list[list[float]] = [[] for _ in texts]
     for chunk in _passes(order, texts):
         allowance = foreground.Allowance() if bulk else None
@@ -375,17 +457,20 @@ def embed_texts(
             # The thread count is the process's: only a pass that runs alone changes it.
             if alone and torch.get_num_threads() != threads:
                 torch.set_num_threads(threads)
-            with _tokenizing:  # the model's tokenizer sets its truncation on every call
-                features = model.preprocess([texts[i] for i in chunk])
-            encoder = _encoder() if short else None
+            in_pass = [texts[i] for i in chunk]
+            if given is not None and given.texts == in_pass:
+                features = given.features
+            else:
+                with _tokenizing:  # the model's tokenizer sets its truncation on every call
+                    features = model.preprocess(in_pass)
+            traced = _encoder() if short else None
             try:
-                if encoder is None:
-                    output = model.forward(features)["sentence_embedding"].float()
+                if traced is not None and traced.takes(features):
+                    output = traced.vectors(features)
                 else:
-                    output = _sentence_embeddings(model, features, encoder).float()
+                    output = _module_vectors(model, features)
             finally:
                 _pass.allowance = None
-            output = torch.nn.functional.normalize(output, p=2, dim=1)
         for i, vector in zip(chunk, output.tolist(), strict=True):
             vectors[i] = vector
         if on_pass is not None:
@@ -515,18 +600,25 @@ class Embedded:
         return exact_vector_literal(self.vector)
 
 
+def _flat(texts: list[str], window_lists: list[list[Window]]) -> list[str]:
+    """What the model embeds for these contents: the texts, then their windows."""
+    return list(texts) + [w.text for windows in window_lists for w in windows]
+
+
 def embed_contents(
     texts: list[str],
     *,
     window_lists: list[list[Window]] | None = None,
     on_ready: Callable[[dict[int, Embedded]], None] | None = None,
+    given: Tokenized | None = None,
 ) -> list[Embedded]:
     """Embeddings for memory contents: one vector each, plus window vectors for long ones.
     `on_ready({index: embedded})` is told after each pass of the model which texts it
-    finished (the text and all its windows embedded), so a caller can go on with those."""
+    finished (the text and all its windows embedded), so a caller can go on with those.
+    `given`: the input of their pass made beforehand (`tokenized(_flat(...))`)."""
     if window_lists is None:
         window_lists = [windows_for(text) for text in texts]
-    flat = list(texts) + [w.text for windows in window_lists for w in windows]
+    flat = _flat(texts, window_lists)
     owner = list(range(len(texts))) + [
         index for index, windows in enumerate(window_lists) for _ in windows
     ]
@@ -552,7 +644,7 @@ def embed_contents(
         if done:
             on_ready({index: embedded(index, vectors) for index in sorted(done)})
 
-    vectors = embed_texts(flat, on_pass=passed if on_ready is not None else None)
+    vectors = embed_texts(flat, on_pass=passed if on_ready is not None else None, given=given)
     return [embedded(index, vectors) for index in range(len(texts))]
 
 
@@ -602,12 +694,16 @@ class EmbeddedAhead:
         window_lists = [windows_for(text) for text in self._texts]
         if len(self._texts) + sum(len(windows) for windows in window_lists) >= SMALL_BATCH:
             foreground.step_back()
-        self._future = run_ahead(self._embedded, window_lists)
+        # A few texts are tokenized here: the helper then only runs the model (`tokenized`).
+        given = tokenized(_flat(self._texts, window_lists))
+        self._future = run_ahead(self._embedded, window_lists, given)
 
-    def _embedded(self, window_lists: list[list[Window]]) -> None:
+    def _embedded(self, window_lists: list[list[Window]], given: Tokenized | None) -> None:
         """In the helper thread: the passes, each one's finished texts handed over at its end."""
         try:
-            embed_contents(self._texts, window_lists=window_lists, on_ready=self._ready.put)
+            embed_contents(
+                self._texts, window_lists=window_lists, on_ready=self._ready.put, given=given
+            )
         finally:
             self._ready.put(None)
 

@@ -439,9 +439,10 @@ def _written_ahead(
     written does not depend on the near lookup's answer, so everything but the vectors is made
     while the model computes them (the memories' ids taken from their sequence, their
     provenance, validity, mentions and new entities, a held memory's review item, the memories'
-    insert but its vectors), and once they are in, the near lookup, the inserts and the rows
-    that depend on the memories go in one message. The lookup runs first in it, so it sees only
-    the memories stored before this write, as when it was a round trip of its own."""
+    insert but its vectors); the rows that refer to the memories are sent then, and once the
+    vectors are in, the near lookup and the memories' inserts go in one message. The lookup runs
+    first in it, so it sees only the memories stored before this write, as when it was a round
+    trip of its own."""
     fresh = {index: prepared[index] for index in rows}
     for memory, pk in zip(rows.values(), ids_taken(Memory, len(rows)), strict=True):
         memory.id = pk
@@ -452,13 +453,21 @@ def _written_ahead(
         for index, item in prepared.items()
     }
     provenance, mentions = _dependent_rows(actor, prepared, memories, rows, known)
-    dependent = rows_statements(
-        provenance,
-        mentions,
-        validity_rows_new(memories=list(rows.values()), by=actor.user),
-        _held(fresh, rows),
-        conflicts_ignored=(EntityMention,),
-    )
+    # The rows that refer to the memories go in now, while the model still computes the
+    # vectors, before the memories they refer to: their foreign keys are checked at COMMIT
+    # (Django makes them DEFERRABLE INITIALLY DEFERRED), and no trigger or lookup of this write
+    # reads them. What is left after the model is the near lookup and the memories' insert.
+    with connection.cursor() as cursor:
+        sent_together(
+            cursor,
+            rows_statements(
+                provenance,
+                mentions,
+                validity_rows_new(memories=list(rows.values()), by=actor.user),
+                _held(fresh, rows),
+                conflicts_ignored=(EntityMention,),
+            ),
+        )
     # A small call's texts are one pass of the model: their insert is written now.
     whole = insert_with_ids(list(rows.values()), vectors_later={"embedding"}) if rows else None
     similar: dict[int, list[duplicates.SimilarMemory]] = {}
@@ -481,9 +490,6 @@ def _written_ahead(
         then = [(insert.sql, insert.params)]
         if windows_insert is not None:
             then.append((windows_insert.sql, windows_insert.params))
-        last = all(item.derived.embedded is not None for item in fresh.values())
-        if last:
-            then.extend(dependent)
         found, answered = duplicates.near_then(
             {index: fresh[index] for index in group}, besides=inserted, then=then
         )
@@ -492,11 +498,6 @@ def _written_ahead(
             windows_insert.rows_returned(answered[1])
         similar.update(found)
         inserted.extend(rows[index].pk for index in group)
-        if last:
-            dependent = []
-    if dependent:  # nothing new was written (every write absorbed)
-        with connection.cursor() as cursor:
-            sent_together(cursor, dependent)
     for index in prepared:
         if index in rows:
             items[index].result = RememberResult(rows[index], False, similar[index])

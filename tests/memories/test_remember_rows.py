@@ -1,6 +1,7 @@
 """What a remember writes beside the memory, and its duplicate lookups, as the write path now
 sends them: the scope's aliases looked up while the model runs, the provenance, mention and
-validity rows in one message, the identical lookup by key, the near lookup's kept plan."""
+validity rows in one message (sent while the model computes the vector, before the memory they
+refer to), the identical lookup by key, the near lookup's kept plan."""
 
 from __future__ import annotations
 
@@ -94,7 +95,7 @@ def _near_lookup_at(sql: str) -> int:
     return min(found) if found else -1
 
 
-def test_a_single_writes_lookup_insert_and_rows_in_one_message_after_the_model(
+def test_a_single_writes_rows_go_before_the_model_ends_and_lookup_and_insert_after(
     tenancy, owner, team
 ):
     first = remember(owner, "The nightly backup is copied to the cold bucket at 3am.", scope=team)
@@ -106,16 +107,16 @@ def test_a_single_writes_lookup_insert_and_rows_in_one_message_after_the_model(
     answer = response.json()
     # The lookup runs first in the message: it finds the memory stored before, not this one.
     assert [item["id"] for item in answer["similar_existing"]] == [first.json()["id"]]
-    [message] = [
-        query["sql"]
-        for query in captured.captured_queries
-        if 'INSERT INTO "memories_memory"' in query["sql"]
-    ]
+    sent = [query["sql"] for query in captured.captured_queries]
+    [at] = [i for i, sql in enumerate(sent) if 'INSERT INTO "memories_memory"' in sql]
+    message = sent[at]
     assert 0 <= _near_lookup_at(message) < message.index('INSERT INTO "memories_memory"')
-    assert message.index('INSERT INTO "memories_memory"') < message.index(
-        'INSERT INTO "memories_provenance"'
-    )
-    assert 'INSERT INTO "memories_validityperiod"' in message
+    # The rows that refer to the memory went in before it, in a message of their own (their
+    # foreign keys are checked at COMMIT), while the model computed its vector.
+    [rows_at] = [i for i, sql in enumerate(sent) if 'INSERT INTO "memories_provenance"' in sql]
+    assert rows_at < at
+    assert 'INSERT INTO "memories_validityperiod"' in sent[rows_at]
+    assert _near_lookup_at(sent[rows_at]) < 0
     memory = Memory.objects.get(public_id=answer["id"])
     assert memory.valid and memory.embedding is not None
     assert Provenance.objects.filter(memory=memory, absorbed=False).count() == 1

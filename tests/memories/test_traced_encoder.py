@@ -50,3 +50,20 @@ def test_a_short_pass_gives_the_models_own_vectors_bit_for_bit(count):
 def test_a_query_is_embedded_as_the_model_embeds_it():
     query = "Which port does the staging database listen on?"
     assert embeddings.embed_texts([query]) == _module_vectors([query])
+
+
+@pytest.mark.parametrize("count", [1, 3, embeddings.SMALL_BATCH - 1])
+def test_texts_tokenized_before_their_pass_give_the_same_vectors(count):
+    """A request tokenizes its few texts itself before a helper runs their pass
+    (`embeddings.tokenized`): the vectors are the same, and an input made for other texts is
+    not used."""
+    rng = random.Random(100 + count)
+    texts = _texts(rng, count)
+    order = sorted(range(count), key=lambda i: len(texts[i]))
+    expected = _module_vectors([texts[i] for i in order])
+    got = embeddings.embed_texts(texts, given=embeddings.tokenized(texts))
+    assert [got[i] for i in order] == expected
+    others = embeddings.tokenized(_texts(rng, count))
+    got = embeddings.embed_texts(texts, given=others)
+    assert [got[i] for i in order] == expected
+    assert embeddings.tokenized(_texts(rng, embeddings.SMALL_BATCH)) is None
