@@ -529,14 +529,15 @@ def query_vectors() -> QueryVectors:
     return QueryVectors(settings.QUERY_CACHE_ENTRIES)
 
 
-def embed_query(text: str) -> list[float]:
-    """The query's vector: the cached one when this process embedded the same string lately."""
+def embed_query(text: str, *, given: Tokenized | None = None) -> list[float]:
+    """The query's vector: the cached one when this process embedded the same string lately.
+    `given`: its input made beforehand (`tokenized([text])`)."""
     cached = query_vectors()
     if not cached.entries:
-        return embed_texts([text])[0]
+        return embed_texts([text], given=given)[0]
     vector = cached.get(text)
     if vector is None:
-        vector = embed_texts([text])[0]
+        vector = embed_texts([text], given=given)[0]
         cached.put(text, vector)
     return vector
 

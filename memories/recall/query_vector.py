@@ -32,7 +32,10 @@ class QueryVector:
         self._future: Future[list[float]] | None = None
         self._vector = found
         if found is None:
-            self._future = embeddings.run_ahead(embeddings.embed_query, query)
+            # Tokenized here: the helper, tokenizing beside this thread's own Python, would
+            # wait for the interpreter at each step before its pass could start.
+            given = embeddings.tokenized([query])
+            self._future = embeddings.run_ahead(embeddings.embed_query, query, given=given)
 
     def result(self) -> list[float]:
         """The vector (waits for the helper's pass; its error, if any, is raised here)."""
