@@ -43,27 +43,17 @@ _counts_lock = threading.Lock()
 
 
 def count_tokens(text: str) -> int:
-    """The embedding model's WordPiece tokens in `text` (no [CLS] or [SEP])."""
-    if len(text) > COUNT_CACHE_CHARS:
-        return len(embeddings.tokenizer().encode(text, add_special_tokens=False).ids)
-    with _counts_lock:
-        found = _counts.get(text)
-        if found is not None:
-            _counts.move_to_end(text)
-            return found
-    counted = len(embeddings.tokenizer().encode(text, add_special_tokens=False).ids)
-    with _counts_lock:
-        _counts[text] = counted
-        if len(_counts) > COUNT_CACHE_ENTRIES:
-            _counts.popitem(last=False)
-    return counted
+    """The embedding model's WordPiece tokens in `text` (no [CLS] or [SEP]); a text of at most
+    COUNT_CACHE_CHARS is counted once per process (its count kept among the last
+    COUNT_CACHE_ENTRIES)."""
+    return tokens_in([text])
 
 
 def tokens_in(texts: Sequence[str]) -> int:
-    """The tokens of all `texts` (each counted as `count_tokens` counts it). Those not counted
-    lately are counted in one call of the tokenizer, which leaves the interpreter to the
-    process's other threads meanwhile (one text at a time, it holds it): a recall's activity row
-    counts its hits after the answer, while the caller's next request may be starting."""
+    """The tokens of all `texts`, each counted as `count_tokens` says. Those not counted lately
+    are counted in one call of the tokenizer (as quick as `encode` for one text), which leaves
+    the interpreter to the process's other threads meanwhile (`encode` holds it): a recall's
+    activity row counts its hits after the answer, while the caller's next request may start."""
     found, missing = 0, []
     with _counts_lock:
         for text in texts:
