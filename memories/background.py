@@ -89,14 +89,16 @@ def database_session_yields(sender: Any, connection: Any, **kwargs: Any) -> None
     machine, one per connection; behind a pooler (or on another host) the same process would
     serve a request next."""
     with connection.cursor() as cursor:
-        cursor.execute("SET application_name = %s", [WORKER_APPLICATION])
         cursor.execute("SELECT pg_backend_pid()")
         (pid,) = cursor.fetchone()
-    try:
-        if os.getpriority(os.PRIO_PROCESS, pid) < settings.WORKER_NICE:
-            os.setpriority(os.PRIO_PROCESS, pid, settings.WORKER_NICE)
-    except OSError as error:  # not ours to change: the session keeps its priority
-        logger.warning("could not lower the database session %s of a task: %s", pid, error)
+        try:
+            if os.getpriority(os.PRIO_PROCESS, pid) < settings.WORKER_NICE:
+                os.setpriority(os.PRIO_PROCESS, pid, settings.WORKER_NICE)
+        except OSError as error:  # not ours to change: the session keeps its priority
+            logger.warning("could not lower the database session %s of a task: %s", pid, error)
+        # Named only once lowered, so pg_stat_activity never shows a worker session that has
+        # not yet yielded.
+        cursor.execute("SET application_name = %s", [WORKER_APPLICATION])
 
 
 def breathe() -> None:
