@@ -139,6 +139,9 @@ else:
         "default": embedded_db.django_database_settings(embedded_db.ensure_running(DATA_DIR))
     }
     EMBEDDED_DATABASE = True
+# Django's backend with a health check that needs no round trip on a quiet connection
+# (zeromemory.core.postgres).
+DATABASES["default"]["ENGINE"] = "zeromemory.core.postgres"
 # Each web thread and worker keeps its connection (checked before reuse after an error or
 # an outage), so a request does not pay for starting a PostgreSQL backend; 0 closes it after
 # every request.

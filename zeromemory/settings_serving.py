@@ -71,6 +71,7 @@ def replica_databases(default: dict[str, object]) -> dict[str, dict[str, object]
     return {
         f"replica{n}": {
             **dj_database_url.parse(url),
+            "ENGINE": default["ENGINE"],
             "CONN_MAX_AGE": default["CONN_MAX_AGE"],
             "CONN_HEALTH_CHECKS": True,
             "OPTIONS": {"connect_timeout": 2},
