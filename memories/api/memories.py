@@ -41,6 +41,8 @@ from zeromemory.core.serializers import (
     StrictBooleanField,
     StrictCharField,
     StrictSerializer,
+    checker,
+    validated,
 )
 
 BATCH_LIMIT = 100
@@ -65,9 +67,6 @@ class RememberIn(StrictSerializer):
     author_kind = serializers.ChoiceField(choices=AuthorKind.choices, required=False)
     # Checked by the write service (`memories.entities.given`), the same for every door.
     entities = EntitiesField(required=False, allow_null=True)
-
-    def to_request(self, *, source_kind: str = SourceKind.REMEMBER) -> RememberInput:
-        return RememberInput(source_kind=source_kind, **self.validated_data)
 
 
 def _detail(actor: Actor, memory_id: str) -> Response:
@@ -110,11 +109,9 @@ class MemoryListView(APIView):
     )
     def post(self, request):
         actor = actor_for_request(request)
-        serializer = RememberIn(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        result = memory_remember(
-            actor=actor, request=serializer.to_request(), render=RememberOut.rendered
-        )
+        body = validated(RememberIn, request.data)
+        remember = RememberInput(source_kind=SourceKind.REMEMBER, **body)
+        result = memory_remember(actor=actor, request=remember, render=RememberOut.rendered)
         code = status.HTTP_200_OK if result.deduplicated else status.HTTP_201_CREATED
         return render(RememberOut.answer(result), status=code)
 
@@ -142,15 +139,15 @@ class MemoryBatchView(APIView):
             foreground.step_back()  # bulk work: the host's requests go first from here on
         answers: list[BatchItemOut | None] = [None] * len(batch.validated_data["items"])
         requests, positions = [], []
-        checker = RememberIn()  # one instance: building serializer fields per item is costly
+        each = checker(RememberIn)  # this thread's: building serializer fields per item is costly
         for index, raw in enumerate(batch.validated_data["items"]):
             try:
-                validated = checker.run_validation(raw)
+                valid = each.run_validation(raw)
             except serializers.ValidationError as exc:
                 error = exception_handler(exc, {}).data["error"]
                 answers[index] = BatchItemOut(index=index, status=400, error=error)
                 continue
-            requests.append(RememberInput(source_kind=SourceKind.REMEMBER, **validated))
+            requests.append(RememberInput(source_kind=SourceKind.REMEMBER, **valid))
             positions.append(index)
         results = (
             memory_remember_many(actor=actor, requests=requests, render=RememberOut.rendered)

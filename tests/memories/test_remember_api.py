@@ -171,6 +171,30 @@ def test_bad_input_names_the_field(owner, body, field):
     assert Memory.objects.count() == 0
 
 
+def test_each_body_is_validated_on_its_own(tenancy, owner):
+    """One serializer instance per thread validates body after body: nothing of one (its
+    fields, its errors) reaches the next."""
+    full = remember(
+        owner,
+        "Releases are tagged from main.",
+        scope=tenancy.team.public_id,
+        conversation_id="conv-9",
+        source_path="RELEASING.md",
+        entities=["main"],
+    )
+    assert full.status_code == 201, full.json()
+    refused = owner.post("/api/v1/memories", {"content": 42, "mood": "x"}, format="json")
+    assert set(refused.json()["error"]["details"]) == {"content", "kind", "mood"}
+    bare = remember(owner, "Hotfixes are tagged from the release branch.", kind="fact")
+    assert bare.status_code == 201, bare.json()
+    assert owner.post("/api/v1/memories", None, format="json").status_code == 400
+    memory = Memory.objects.get(public_id=bare.json()["id"])
+    [row] = memory.provenance.all()
+    assert (row.conversation_id, row.source_path) == ("", "")
+    assert memory.scope == tenancy.owner.owned_scopes.get(kind="personal")
+    assert not memory.mentions.filter(entity__name="main").exists()
+
+
 @override_settings(MAX_MEMORY_CHARS=200)
 def test_content_over_the_limit(owner):
     response = remember(owner, "word " * 100, kind="fact")
