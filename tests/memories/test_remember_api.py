@@ -183,8 +183,8 @@ def test_each_body_is_validated_on_its_own(tenancy, owner):
         entities=["main"],
     )
     assert full.status_code == 201, full.json()
-    refused = owner.post("/api/v1/memories", {"content": 42, "mood": "x"}, format="json")
-    assert set(refused.json()["error"]["details"]) == {"content", "kind", "mood"}
+    refused = owner.post("/api/v1/memories", {"content": 42}, format="json")
+    assert set(refused.json()["error"]["details"]) == {"content", "kind"}
     bare = remember(owner, "Hotfixes are tagged from the release branch.", kind="fact")
     assert bare.status_code == 201, bare.json()
     assert owner.post("/api/v1/memories", None, format="json").status_code == 400
