@@ -357,6 +357,11 @@ def runs_traced() -> bool:
     return _encoder() is not None
 
 
+def tokenizes_directly() -> bool:
+    """Whether this process makes the model's input with its own tokenizer (`_direct_input`)."""
+    return _direct_input() is not None
+
+
 def _layers(model) -> list:
     """The transformer's layers (BERT-like models), where a bulk pass may pause; [] if the
     model is built otherwise (then it pauses between passes only)."""
@@ -405,6 +410,78 @@ def _pass_order(texts: list[str]) -> list[int]:
     return sorted(range(len(texts)), key=lambda i: len(texts[i]))
 
 
+# Texts the model's input is made from both ways before `_model_input` makes it alone: every
+# kind of character, whitespace at the ends, one text and several of different lengths padded
+# together, past the model's window.
+_INPUT_CHECKS = (
+    ["ok"],
+    ["  Use pnpm, not npm, in this repository; the lockfile is pnpm-lock.yaml.\n"],
+    ["a", "Deploys go out blue-green on Tuesdays", "Die Datenbank läuft auf Port 5433 " * 4],
+    ["the window ends here " * 80, "short", "Il faut relancer le cache après chaque déploiement."],
+    ["数据库在端口 5433 上运行 🚀", "\tTabs\tand\r\nnewlines ", "ÉCOLE naïve CAFÉ", "x" * 2000],
+)
+
+
+@cache
+def _direct_input() -> Callable[[list[str]], dict] | None:
+    """The model's input for texts, made by a tokenizer of its own called directly, or None
+    when that does not give exactly what the model's `preprocess` gives.
+
+    `preprocess` goes through sentence-transformers' and transformers' handling of every kind
+    of input (a few hundred microseconds of Python for one short text, more in a request whose
+    caches are cold), and the transformers tokenizer sets its truncation and padding on every
+    call, so calls had to take turns (`_tokenizing`). This one is a copy of the same tokenizer
+    with the truncation and padding a call sets, fixed once: one call of the Rust tokenizer,
+    which threads may share. Before it is used it makes the input of `_INPUT_CHECKS` both ways,
+    and any difference in a token, a mask, a shape, a type or another feature leaves
+    `preprocess` in charge."""
+    import torch
+    from tokenizers import Tokenizer
+
+    model = get_model()
+    with _tokenizing:
+        expected = [model.preprocess(texts) for texts in _INPUT_CHECKS]
+        backend = model.tokenizer.backend_tokenizer
+        truncation, padding = backend.truncation, backend.padding
+        own = Tokenizer.from_str(backend.to_str())
+    if truncation is None or padding is None or set(expected[0]) - {*_ENCODER_INPUTS, "modality"}:
+        return None
+    own.enable_truncation(**truncation)
+    own.enable_padding(**padding)
+    constants = {k: v for k, v in expected[0].items() if k not in _ENCODER_INPUTS}
+
+    def made(texts: list[str]) -> dict:
+        encodings = own.encode_batch(texts)
+        return {
+            "input_ids": torch.tensor([e.ids for e in encodings]),
+            "token_type_ids": torch.tensor([e.type_ids for e in encodings]),
+            "attention_mask": torch.tensor([e.attention_mask for e in encodings]),
+            **constants,
+        }
+
+    for texts, features in zip(_INPUT_CHECKS, expected, strict=True):
+        ours = made(texts)
+        if list(ours) != list(features):
+            return None
+        for name, value in features.items():
+            mine = ours[name]
+            if isinstance(value, torch.Tensor):
+                if mine.dtype != value.dtype or not torch.equal(mine, value):
+                    return None
+            elif mine != value:
+                return None
+    return made
+
+
+def _model_input(texts: list[str]) -> dict:
+    """What the model takes for these texts (`_direct_input`, else the model's `preprocess`)."""
+    direct = _direct_input()
+    if direct is not None:
+        return direct(texts)
+    with _tokenizing:  # the model's tokenizer sets its truncation on every call
+        return get_model().preprocess(texts)
+
+
 def tokenized(texts: list[str]) -> Tokenized | None:
     """The input `embed_texts(texts)` gives the model, made now in this thread, for a call of
     a few texts (one pass); None for a batch. A request tokenizes its texts itself before a
@@ -415,10 +492,9 @@ def tokenized(texts: list[str]) -> Tokenized | None:
         return None
     import torch
 
-    model = get_model()
     in_order = [texts[i] for i in _pass_order(texts)]
-    with _tokenizing, torch.inference_mode():
-        return Tokenized(in_order, model.preprocess(in_order))
+    with torch.inference_mode():
+        return Tokenized(in_order, _model_input(in_order))
 
 
 def embed_texts(
@@ -461,8 +537,7 @@ def embed_texts(
             if given is not None and given.texts == in_pass:
                 features = given.features
             else:
-                with _tokenizing:  # the model's tokenizer sets its truncation on every call
-                    features = model.preprocess(in_pass)
+                features = _model_input(in_pass)
             traced = _encoder() if short else None
             try:
                 if traced is not None and traced.takes(features):

@@ -67,3 +67,62 @@ def test_texts_tokenized_before_their_pass_give_the_same_vectors(count):
     got = embeddings.embed_texts(texts, given=others)
     assert [got[i] for i in order] == expected
     assert embeddings.tokenized(_texts(rng, embeddings.SMALL_BATCH)) is None
+
+
+# Every kind of text a team writes: scripts, accents, emoji, code, whitespace at the ends.
+_PIECES = [
+    "Deploys",
+    "run",
+    "blue-green",
+    "déploiement",
+    "Straße",
+    "数据库",
+    "端口",
+    "🚀",
+    "naïve",
+    "pnpm-lock.yaml",
+    "ZM_DATA_DIR",
+    "\t",
+    "\n",
+    "  ",
+    "Ünïcödé",
+    "مرحبا",
+    "Привет",
+    "x" * 120,
+    "3.14159",
+    "[CLS]",
+    "don't",
+    "e-mail@example.org",
+    "ﬁle",
+    "Ⅻ",
+    "\u200b",
+    "café",
+]
+
+
+def _mixed(rng: random.Random, count: int) -> list[str]:
+    return [
+        "".join(
+            rng.choice(_PIECES) + rng.choice(["", " ", "  "])
+            for _ in range(rng.choice([1, 3, 20, 300]))
+        )
+        for _ in range(count)
+    ]
+
+
+def test_the_bundled_model_takes_its_input_from_its_own_tokenizer():
+    assert embeddings.tokenizes_directly()
+
+
+@pytest.mark.parametrize("count", [1, 2, embeddings.SMALL_BATCH - 1, embeddings.SMALL_BATCH, 40])
+def test_texts_of_every_script_give_the_models_own_vectors(count):
+    """The input is made by a tokenizer called directly, not through the model's
+    `preprocess`: the vectors are still the model's own, for a few texts (the traced graph)
+    and for a batch (the module)."""
+    rng = random.Random(200 + count)
+    for _ in range(3):
+        texts = _mixed(rng, count)
+        order = sorted(range(count), key=lambda i: len(texts[i]))
+        got = embeddings.embed_texts(texts)
+        for part in embeddings._passes(order, texts):  # the texts padded together in a pass
+            assert [got[i] for i in part] == _module_vectors([texts[i] for i in part])
