@@ -341,3 +341,32 @@ def test_open_loops_are_the_oldest_of_all_the_scopes_however_many(tenancy, owner
     shown = row_ids(result, "open_loops")
     assert len(shown) >= 3
     assert shown == expected[: len(shown)]
+
+
+def test_open_loops_are_read_without_the_scopes_other_memories(tenancy):
+    """A scope of other memories and no open loop (a team that tracks no tasks here): the
+    statement looks the loops up by their kinds, not through every memory of the scope in date
+    order (which the planner chose when the kinds were not written into the statement)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from memories.recall.inputs import ScopeSelection
+    from memories.recall.sections import loop_rows
+    from tests.factories import stored_memory
+
+    scope = tenancy.owner.owned_scopes.get(kind="personal")
+    for n in range(300):
+        stored_memory(scope, f"Chat turn {n}: nothing to do here.", kind="episode")
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE memories_memory")
+        with CaptureQueriesContext(connection) as captured:
+            found = loop_rows(ScopeSelection(ids=(scope.id,), requested=[]), limit=10)
+        cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + captured.captured_queries[-1]["sql"])
+        [plan] = cursor.fetchone()[0]
+
+    def removed(node: dict) -> int:
+        own = node.get("Rows Removed by Filter", 0) * node.get("Actual Loops", 1)
+        return own + sum(removed(child) for child in node.get("Plans", []))
+
+    assert found["open_loops"] == []
+    assert removed(plan["Plan"]) < 20
