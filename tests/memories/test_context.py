@@ -370,3 +370,36 @@ def test_open_loops_are_read_without_the_scopes_other_memories(tenancy):
 
     assert found["open_loops"] == []
     assert removed(plan["Plan"]) < 20
+
+
+def test_a_briefings_candidates_are_read_per_kind_not_per_kind_through_every_memory(tenancy):
+    """A scope of one kind's memories: the briefing's candidate lists of the catalogue's other
+    kinds cost an index probe each, not a walk through every memory of the scope (which the
+    planner chose for each kind when the kind was not written into the statement)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from memories.recall.inputs import ScopeSelection
+    from memories.recall.sections import important_rows
+    from tests.factories import stored_memory
+
+    scope = tenancy.owner.owned_scopes.get(kind="personal")
+    for n in range(300):
+        stored_memory(scope, f"Chat turn {n}: nothing to do here.", kind="episode")
+    selection = ScopeSelection(ids=(scope.id,), requested=[])
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE memories_memory")
+        with CaptureQueriesContext(connection) as captured:
+            found = important_rows(selection, 20)
+        sent = captured.captured_queries[-1]["sql"]
+        if "EXECUTE " in sent:  # prepared on the connection: explained by its name
+            sent = "EXECUTE " + sent.rsplit("EXECUTE ", 1)[1].strip()
+        cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {sent}")
+        [plan] = cursor.fetchone()[0]
+
+    def removed(node: dict) -> int:
+        own = node.get("Rows Removed by Filter", 0) * node.get("Actual Loops", 1)
+        return own + sum(removed(child) for child in node.get("Plans", []))
+
+    assert len(found) == 20 and {row.kind for row in found} == {"episode"}
+    assert removed(plan["Plan"]) < 3 * 300
