@@ -68,20 +68,22 @@ UNION ALL
 
 _OPEN_LOOPS_OF_KIND = """(
     SELECT m.* FROM memories_memory m
-    WHERE {valid} AND m.scope_id = sel.scope_id AND m.kind_id = '{kind}'
+    WHERE {valid} AND m.scope_id = sel.scope_id AND m.kind_id = {kind}
     ORDER BY m.created_at ASC, m.id ASC
     LIMIT %(limit)s
 )"""
 
 
+def _written_in(slug: str) -> str | None:
+    """A kind's slug as a literal of a statement, or None for one that is not a slug (letters,
+    digits, - and _): the kinds written in are the catalogue's, never a caller's text."""
+    return f"'{slug}'" if slug and slug.replace("-", "").replace("_", "").isalnum() else None
+
+
 def _open_loops(valid: str) -> str:
-    """The open-loop kinds' branches, each kind written in: they are the catalogue's slugs
-    (`OPEN_LOOP_KINDS`), never a caller's text."""
-    for kind in OPEN_LOOP_KINDS:
-        if not kind.replace("_", "").isalpha() or not kind.islower():
-            raise ValueError(f"not a kind's slug: {kind!r}")
+    """The open-loop kinds' branches (`OPEN_LOOP_KINDS`), each kind written in."""
     return " UNION ALL ".join(
-        _OPEN_LOOPS_OF_KIND.format(valid=valid, kind=kind) for kind in OPEN_LOOP_KINDS
+        _OPEN_LOOPS_OF_KIND.format(valid=valid, kind=_written_in(kind)) for kind in OPEN_LOOP_KINDS
     )
 
 
@@ -161,18 +163,18 @@ WHERE {which}"""
 def _of_kinds(*, scopes: str, columns: str, half_lives: int) -> str:
     """`_KIND_CANDIDATES` for each kind of the catalogue as this process knows it, then for the
     kinds it does not know yet. The slugs are the catalogue's (letters, digits, - and _)."""
-    known = [slug for slug in kind_slugs() if slug.replace("-", "").replace("_", "").isalnum()]
+    known = [literal for literal in map(_written_in, kind_slugs()) if literal is not None]
     parts = [
         _KIND_CANDIDATES.format(
             scopes=scopes,
             columns=columns,
             half_lives=half_lives,
-            kind=f"'{slug}'",
-            which=f"kc.slug = '{slug}'",
+            kind=literal,
+            which=f"kc.slug = {literal}",
         )
-        for slug in known
+        for literal in known
     ]
-    others = "'{" + ",".join(known) + "}'::text[]"
+    others = "ARRAY[" + ",".join(known or ["''"]) + "]::text[]"
     parts.append(
         _KIND_CANDIDATES.format(
             scopes=scopes,

@@ -8,12 +8,17 @@ import math
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from memories import tasks
 from memories.models import Memory
 from memories.recall.budget import count_tokens
 from memories.recall.context import briefing, build_context
+from memories.recall.inputs import ScopeSelection
+from memories.recall.sections import important_rows, loop_rows
+from tests.factories import stored_memory
 from tests.memories.recall_support import age, remember_all
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import NotFound, ValidationFailed
@@ -343,63 +348,42 @@ def test_open_loops_are_the_oldest_of_all_the_scopes_however_many(tenancy, owner
     assert shown == expected[: len(shown)]
 
 
-def test_open_loops_are_read_without_the_scopes_other_memories(tenancy):
-    """A scope of other memories and no open loop (a team that tracks no tasks here): the
-    statement looks the loops up by their kinds, not through every memory of the scope in date
-    order (which the planner chose when the kinds were not written into the statement)."""
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
-
-    from memories.recall.inputs import ScopeSelection
-    from memories.recall.sections import loop_rows
-    from tests.factories import stored_memory
-
+def _rows_read_and_dropped(tenancy, read) -> tuple[object, int]:
+    """A scope of 300 chat turns and nothing else (its statistics taken), `read(selection)`,
+    and how many rows the statement it sent read only to drop them (its plan, run again)."""
     scope = tenancy.owner.owned_scopes.get(kind="personal")
     for n in range(300):
         stored_memory(scope, f"Chat turn {n}: nothing to do here.", kind="episode")
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE memories_memory")
         with CaptureQueriesContext(connection) as captured:
-            found = loop_rows(ScopeSelection(ids=(scope.id,), requested=[]), limit=10)
-        cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + captured.captured_queries[-1]["sql"])
-        [plan] = cursor.fetchone()[0]
-
-    def removed(node: dict) -> int:
-        own = node.get("Rows Removed by Filter", 0) * node.get("Actual Loops", 1)
-        return own + sum(removed(child) for child in node.get("Plans", []))
-
-    assert found["open_loops"] == []
-    assert removed(plan["Plan"]) < 20
-
-
-def test_a_briefings_candidates_are_read_per_kind_not_per_kind_through_every_memory(tenancy):
-    """A scope of one kind's memories: the briefing's candidate lists of the catalogue's other
-    kinds cost an index probe each, not a walk through every memory of the scope (which the
-    planner chose for each kind when the kind was not written into the statement)."""
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
-
-    from memories.recall.inputs import ScopeSelection
-    from memories.recall.sections import important_rows
-    from tests.factories import stored_memory
-
-    scope = tenancy.owner.owned_scopes.get(kind="personal")
-    for n in range(300):
-        stored_memory(scope, f"Chat turn {n}: nothing to do here.", kind="episode")
-    selection = ScopeSelection(ids=(scope.id,), requested=[])
-    with connection.cursor() as cursor:
-        cursor.execute("ANALYZE memories_memory")
-        with CaptureQueriesContext(connection) as captured:
-            found = important_rows(selection, 20)
+            found = read(ScopeSelection(ids=(scope.id,), requested=[]))
         sent = captured.captured_queries[-1]["sql"]
         if "EXECUTE " in sent:  # prepared on the connection: explained by its name
             sent = "EXECUTE " + sent.rsplit("EXECUTE ", 1)[1].strip()
         cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {sent}")
         [plan] = cursor.fetchone()[0]
 
-    def removed(node: dict) -> int:
+    def dropped(node: dict) -> int:
         own = node.get("Rows Removed by Filter", 0) * node.get("Actual Loops", 1)
-        return own + sum(removed(child) for child in node.get("Plans", []))
+        return own + sum(dropped(child) for child in node.get("Plans", []))
 
+    return found, dropped(plan["Plan"])
+
+
+def test_open_loops_are_read_without_the_scopes_other_memories(tenancy):
+    """A scope of other memories and no open loop (a team that tracks no tasks here): the
+    statement looks the loops up by their kinds, not through every memory of the scope in date
+    order (which the planner chose when the kinds were not written into the statement)."""
+    found, dropped = _rows_read_and_dropped(tenancy, lambda s: loop_rows(s, limit=10))
+    assert found["open_loops"] == []
+    assert dropped < 20
+
+
+def test_a_briefings_candidates_are_read_per_kind_not_per_kind_through_every_memory(tenancy):
+    """A scope of one kind's memories: the briefing's candidate lists of the catalogue's other
+    kinds cost an index probe each, not a walk through every memory of the scope (which the
+    planner chose for each kind when the kind was not written into the statement)."""
+    found, dropped = _rows_read_and_dropped(tenancy, lambda s: important_rows(s, 20))
     assert len(found) == 20 and {row.kind for row in found} == {"episode"}
-    assert removed(plan["Plan"]) < 3 * 300
+    assert dropped < 3 * 300
