@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from django.db import IntegrityError, connection, transaction
@@ -31,6 +32,7 @@ from memories.canonical.content import (
     Derived,
     Mentioned,
     clean_content,
+    content_hash,
     content_set,
     derived_text,
     embedded_in_passes,
@@ -117,12 +119,14 @@ class Prepared:
     derived: Derived = field(init=False)
 
     def derive(self) -> None:
-        self.derived = derived_text(self.text)
+        if not hasattr(self, "derived"):
+            self.derived = derived_text(self.text)
 
-    @property
+    @cached_property
     def key(self) -> tuple[int, str]:
-        """Two writes of one text into one scope are one memory."""
-        return (self.scope.id, self.derived.content_hash)
+        """Two writes of one text into one scope are one memory (the hash `derive` gives the
+        text, needed before it for the identical lookup)."""
+        return (self.scope.id, content_hash(self.text))
 
 
 _TEXT_FIELDS = (
@@ -308,6 +312,12 @@ def _commit(
     # of its own) goes with the first lookup, not after the model.
     with transaction.atomic():
         existing = duplicates.identical_many(list(prepared.values()))
+        # A small call derives its texts (language, entities) only now: the model's thread,
+        # started just before, takes the interpreter while this one waits for the lookup, and
+        # its pass begins at once rather than after that Python. A batch derived its texts
+        # before, giving way between them.
+        for item in prepared.values():
+            item.derive()
         # The aliases the texts may name, looked up while the model still computes their
         # vectors (the request's thread would otherwise wait for it idle): every text's, whether
         # it ends new or absorbed, a superset of what `mention_rows_made` reads.
@@ -667,13 +677,13 @@ def memory_remember_many(
     if not prepared:
         return items
     # Every request here is checked and authorized: the model starts on their texts in another
-    # thread, and this one derives the rest and looks up duplicates meanwhile.
+    # thread, and this one looks up duplicates and derives the rest meanwhile.
     ahead = EmbeddedAhead([item.text for item in prepared.values()])
     try:
-        for item in prepared.values():
-            if allowance is not None:
+        if allowance is not None:  # a batch: its texts derived here, between the host's requests
+            for item in prepared.values():
                 foreground.give_way(allowance)
-            item.derive()
+                item.derive()
         stale = replays.stale_ids(seen_keys)
         try:
             _commit(actor, prepared, items, stale, render, ahead)
