@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.db import connection
 from django.test import override_settings
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+from rest_framework.test import APIClient
 
+from scopes.models import ApiToken
+from tests.factories import make_token
 from zeromemory.dbcheck import missing_extensions_message, require_extensions
 
 
@@ -90,3 +97,28 @@ def test_schema_generates_without_warnings(tmp_path):
 
     call_command("spectacular", "--fail-on-warn", "--file", str(tmp_path / "schema.yaml"))
     assert "/api/v1/memories/batch" in (tmp_path / "schema.yaml").read_text()
+
+
+@override_settings(API_RATE="2/day")
+def test_calls_with_a_revoked_or_expired_token_or_of_an_inactive_user_spend_no_calls(tenancy, api):
+    """A bearer's call is counted in the statement that finds its token, and only for an active
+    token of an active user: refused calls (401) leave the user's calls as they were."""
+    owner = tenancy.owner
+    revoked, expired = make_token(owner, name="revoked"), make_token(owner, name="expired")
+    ApiToken.objects.filter(name="revoked").update(revoked_at=timezone.now())
+    ApiToken.objects.filter(name="expired").update(expires_at=timezone.now() - timedelta(days=1))
+    for secret in (revoked, expired):
+        refused = APIClient()
+        refused.credentials(HTTP_AUTHORIZATION=f"Bearer {secret}")
+        assert [refused.get("/api/v1/me").status_code for _ in range(3)] == [401] * 3
+    client = api(owner)
+    type(owner).objects.filter(pk=owner.pk).update(is_active=False)
+    assert [client.get("/api/v1/me").status_code for _ in range(3)] == [401] * 3
+    type(owner).objects.filter(pk=owner.pk).update(is_active=True)
+    with CaptureQueriesContext(connection) as captured:
+        assert client.get("/api/v1/me").status_code == 200
+    sent = [query["sql"] for query in captured.captured_queries]
+    assert [client.get("/api/v1/me").status_code for _ in range(2)] == [200, 429]
+    # The token and the count in one statement, not a statement each.
+    assert any("zm_rate_window" in sql and "secret_hash" in sql for sql in sent)
+    assert not any(sql.lstrip().startswith("INSERT INTO zm_rate_window") for sql in sent)
