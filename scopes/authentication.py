@@ -79,20 +79,20 @@ def _token_with_user(secret_hash: str, *, count_call: bool = False) -> ApiToken 
     """The token whose secret has this hash (unique), its user loaded beside it, or None;
     with `count_call`, the call counted too where the lookup goes to the primary."""
     alias = router.db_for_read(ApiToken)
-    rate = api_window() if count_call and alias == DEFAULT_DB_ALIAS else None
+    window = api_window() if count_call and alias == DEFAULT_DB_ALIAS else None
     with connections[alias].cursor() as cursor:
-        if rate is None:
+        if window is None:
             cursor.execute(_token_statement(), [secret_hash])
         else:
-            values = [USER_KEY_PREFIX, rate[1].start, secret_hash, secret_hash]
+            values = [USER_KEY_PREFIX, window.start, secret_hash, secret_hash]
             cursor.execute(_token_statement(counted=True), values)
         row = cursor.fetchone()
     if row is None:
         return None
     counted = None
-    if rate is not None:
+    if window is not None:
         *row, hits = row
-        counted = None if hits is None else (hits, rate[1].left)
+        counted = None if hits is None else (hits, window.left)
     token_fields = ApiToken._meta.concrete_fields
     user_model = get_user_model()
     split = len(token_fields)

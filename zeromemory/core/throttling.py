@@ -50,11 +50,10 @@ class Window:
         return cls(start, start + duration - now)
 
 
-def api_window() -> tuple[int, Window] | None:
-    """The calls a user may make per window of the API's rate and the current window, or None
-    without a rate (ZM_API_RATE empty)."""
+def api_window() -> Window | None:
+    """The current window of the API's rate, or None without a rate (ZM_API_RATE empty)."""
     allowed, duration = parse_rate(settings.API_RATE)
-    return None if allowed is None else (allowed, Window.now(duration))
+    return None if allowed is None else Window.now(duration)
 
 
 def count_in_window(key: str, duration: int) -> tuple[int, float]:
