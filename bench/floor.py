@@ -27,8 +27,8 @@ floors meet the same load on a shared machine:
    takes them (bench/busy.py's writer, one in twenty German) and the worker translates them
    (the suite's fake LLM), beside the same idle floors, and in how many busy rounds the
    writer's connection sat in the timed client's web process (the kernel places each
-   connection; a recall beside the writer's batch in its own process also waits for the
-   interpreter, so the busy tail depends on it).
+   connection; the batches go on to the bulk process, zeromemory.core.bulk, so only the event
+   loop that hands them over is shared).
 """
 
 from __future__ import annotations
@@ -597,8 +597,7 @@ def main() -> None:
                 print(
                     "the writer's connection in the timed client's web process: "
                     f"{shared.count(True)} of {len(shared)} rounds (else in another web process; "
-                    "a recall beside the writer's batch in its own process also waits for the "
-                    "interpreter)"
+                    "its batches are served by the bulk process either way)"
                 )
     finally:
         baseline_server.kill()

@@ -28,6 +28,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -68,8 +69,7 @@ def task_process_started(**kwargs: Any) -> None:
     os.environ.update(worker_environment())  # for pools not loaded yet
     threadpool_limits(settings.WORKER_THREADS)  # BLAS pools already loaded (numpy's)
     embeddings.limit_threads(settings.WORKER_THREADS)
-    if settings.EMBEDDED_DATABASE:
-        connection_created.connect(database_session_yields, dispatch_uid="zm-worker-session")
+    sessions_yield(nice=settings.WORKER_NICE, application=WORKER_APPLICATION)
 
 
 def _in_the_worker_s_own_session() -> bool:
@@ -83,22 +83,34 @@ def _in_the_worker_s_own_session() -> bool:
     return b"qcluster" in leader
 
 
-def database_session_yields(sender: Any, connection: Any, **kwargs: Any) -> None:
-    """`connection_created` in a task process: the database process serving this connection
-    goes to the worker's niceness. Only with the embedded database, whose processes run on this
-    machine, one per connection; behind a pooler (or on another host) the same process would
-    serve a request next."""
+def sessions_yield(*, nice: int, application: str) -> None:
+    """From now on, with the embedded database, the PostgreSQL process serving each new
+    connection of this process runs at niceness `nice`, and the session is named `application`
+    (a task process's, a bulk process's). Only with the embedded database, whose processes run
+    on this machine, one per connection; behind a pooler (or on another host) the same process
+    would serve a request next."""
+    if settings.EMBEDDED_DATABASE:
+        connection_created.connect(
+            partial(_session_lowered, nice=nice, application=application),
+            weak=False,  # the partial is held by the signal alone
+            dispatch_uid=f"zm-session-{application}",
+        )
+
+
+def _session_lowered(
+    sender: Any, connection: Any, *, nice: int, application: str, **kwargs: Any
+) -> None:
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")
         (pid,) = cursor.fetchone()
         try:
-            if os.getpriority(os.PRIO_PROCESS, pid) < settings.WORKER_NICE:
-                os.setpriority(os.PRIO_PROCESS, pid, settings.WORKER_NICE)
+            if os.getpriority(os.PRIO_PROCESS, pid) < nice:
+                os.setpriority(os.PRIO_PROCESS, pid, nice)
         except OSError as error:  # not ours to change: the session keeps its priority
-            logger.warning("could not lower the database session %s of a task: %s", pid, error)
-        # Named only once lowered, so pg_stat_activity never shows a worker session that has
-        # not yet yielded.
-        cursor.execute("SET application_name = %s", [WORKER_APPLICATION])
+            logger.warning("could not lower the database session %s: %s", pid, error)
+        # Named only once lowered, so pg_stat_activity never shows such a session that has not
+        # yet yielded.
+        cursor.execute("SET application_name = %s", [application])
 
 
 def breathe() -> None:

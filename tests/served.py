@@ -257,6 +257,8 @@ class Served:
         # One web process unless a test is about several: each loads the model, seconds of CPU
         # that the rest of the suite waits for on a small machine.
         env.setdefault("ZM_WEB_PROCESSES", "1")
+        # No bulk process either, unless a test is about them (tests/test_bulk_process.py).
+        env.setdefault("ZM_BULK_PROCESSES", "0")
         self.env = serve_environment(self.data_dir, **env)
         if migrated and "DATABASE_URL" not in env:
             self.data_dir.mkdir()

@@ -68,12 +68,20 @@ from memories.embeddings import check_dimension, declared_dimension, embed_query
 check_dimension(declared_dimension())
 embed_query("warm up")
 
+if settings.SERVES_BULK:  # its database sessions named, at its niceness (embedded database)
+    from memories.background import sessions_yield
+
+    sessions_yield(nice=settings.BULK_NICE, application="zero-memory bulk")
+
 # Imported once Django is set up: the MCP tools use the ORM and the services.
 from memories.mcp.http import with_mcp  # noqa: E402
 from zeromemory.core.body_limit import BodyLimit  # noqa: E402
+from zeromemory.core.bulk import BulkRouting  # noqa: E402
 
 application = BodyLimit(
-    with_mcp(django_application), body_limit, hold_at_most=settings.MAX_BODY_BYTES
+    BulkRouting(with_mcp(django_application), port=settings.BULK_PORT or None),
+    body_limit,
+    hold_at_most=settings.MAX_BODY_BYTES,
 )
 
 # Everything loaded so far lives as long as the process (the model, torch, transformers,

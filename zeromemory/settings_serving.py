@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from zeromemory.core.env import env_int, env_list, env_str
+from zeromemory.core.env import env_bool, env_int, env_list, env_str
 
 # Web server: ZM_WEB_PROCESSES processes (one per core by default) share one listening socket;
 # each runs Django's request handling in ZM_WEB_THREADS threads (each holding one database
@@ -17,6 +17,15 @@ SERVE_HOST = env_str("ZM_HOST", "127.0.0.1")
 SERVE_PORT = env_int("ZM_PORT", 8000, minimum=1)
 WEB_PROCESSES = env_int("ZM_WEB_PROCESSES", os.cpu_count() or 1, minimum=1)
 WEB_THREADS = env_int("ZM_WEB_THREADS", 8, minimum=1)
+# Bulk requests (a batch of memories, an archive import) are served by ZM_BULK_PROCESSES
+# processes of their own at ZM_BULK_NICE (zeromemory.core.bulk), which the web processes hand
+# them to on ZM_BULK_PORT of 127.0.0.1 (`serve` sets it); 0 processes: the web processes serve
+# them too.
+BULK_PROCESSES = env_int("ZM_BULK_PROCESSES", 1, minimum=0)
+BULK_NICE = env_int("ZM_BULK_NICE", 0, minimum=0)
+BULK_PORT = env_int("ZM_BULK_PORT", 0, minimum=0)
+# Set by `python -m zeromemory.web --bulk`: this process is a bulk process.
+SERVES_BULK = env_bool("ZM_SERVES_BULK", False)
 
 # Background work: django-q2 with the database as broker (Redis when one is configured).
 Q_WORKERS = env_int("ZM_Q_WORKERS", 2, minimum=1)

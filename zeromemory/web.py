@@ -2,6 +2,7 @@
 
     python -m zeromemory.web --fd N          # on a listening socket it inherited (`make run`)
     python -m zeromemory.web --port 8000     # on its own socket, alone
+    python -m zeromemory.web --fd N --bulk   # a bulk process (zeromemory.core.bulk)
 
 `manage.py serve` opens the listening socket once and starts ZM_WEB_PROCESSES of these on it:
 the kernel hands each new connection to whichever process accepts first, so every process
@@ -43,7 +44,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--fd", type=int, help="an inherited listening socket")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument(
+        "--bulk", action="store_true", help="serve the bulk requests web processes hand over"
+    )
     args = parser.parse_args(argv)
+    if args.bulk:  # what it is handed it serves itself
+        os.environ.update(ZM_SERVES_BULK="true", ZM_BULK_PORT="0")
     log_level = os.environ.get("ZM_LOG_LEVEL", "INFO")
     if args.fd is None:
         uvicorn.run(APPLICATION, host=args.host, port=args.port, **config(log_level=log_level))

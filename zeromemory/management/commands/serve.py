@@ -53,7 +53,9 @@ class Command(BaseCommand):
             listener = listen(host=host, port=port)
         except OSError as exc:
             raise CommandError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
-        supervisor = Supervisor(self._children(listener, no_worker), cwd=settings.BASE_DIR)
+        # The bulk processes' own socket, reached by the web processes only (127.0.0.1).
+        bulk = listen(host="127.0.0.1", port=0) if settings.BULK_PROCESSES else None
+        supervisor = Supervisor(self._children(listener, bulk, no_worker), cwd=settings.BASE_DIR)
         connection.close()  # the children open their own; this process only waits
         url = f"http://{host}:{port}/"
         self.stdout.write(self.style.SUCCESS(f"zero-memory is running at {url}"))
@@ -65,6 +67,8 @@ class Command(BaseCommand):
             code = supervisor.run()
         finally:
             listener.close()
+            if bulk is not None:
+                bulk.close()
             if embedded_db.stop_if_started_here():
                 self.stdout.write("Stopped the embedded database.")
         sys.exit(code)
@@ -79,15 +83,30 @@ class Command(BaseCommand):
         self.stdout.write(self.style.WARNING("Created the first admin account (shown only once):"))
         self.stdout.write(f"  username: {ADMIN_USERNAME}\n  password: {password}")
 
-    def _children(self, listener: socket.socket, no_worker: bool) -> list[ChildSpec]:
-        """ZM_WEB_PROCESSES web processes sharing the listening socket, and the worker at
+    def _children(
+        self, listener: socket.socket, bulk: socket.socket | None, no_worker: bool
+    ) -> list[ChildSpec]:
+        """ZM_WEB_PROCESSES web processes sharing the listening socket, the ZM_BULK_PROCESSES
+        they hand bulk requests to at ZM_BULK_NICE (zeromemory.core.bulk), and the worker at
         ZM_WORKER_NICE with its thread pools bounded (memories.background)."""
         fd = listener.fileno()
         web = [sys.executable, "-m", "zeromemory.web", "--fd", str(fd)]
+        bulk_port = str(bulk.getsockname()[1]) if bulk is not None else "0"
         children = [
-            ChildSpec(name=f"web-{n}", argv=web, pass_fds=(fd,))
+            ChildSpec(name=f"web-{n}", argv=web, pass_fds=(fd,), env={"ZM_BULK_PORT": bulk_port})
             for n in range(1, settings.WEB_PROCESSES + 1)
         ]
+        if bulk is not None:
+            bulk_fd = bulk.fileno()
+            children += [
+                ChildSpec(
+                    name=f"bulk-{n}",
+                    argv=[*web[:-1], str(bulk_fd), "--bulk"],
+                    pass_fds=(bulk_fd,),
+                    nice=settings.BULK_NICE,
+                )
+                for n in range(1, settings.BULK_PROCESSES + 1)
+            ]
         if not no_worker:
             worker = [sys.executable, str(settings.BASE_DIR / "manage.py"), "qcluster"]
             children.append(
