@@ -114,6 +114,7 @@ def test_a_batch_is_served_by_the_bulk_process_and_the_rest_by_the_web_process(s
     assert answer.status_code == 200, answer.text
     assert answer.headers["content-type"] == "application/json"
     assert int(answer.headers["content-length"]) == len(answer.content)
+    assert len(answer.headers.get_list("date")) == 1  # the web process's server's own
     results = answer.json()["results"]
     assert [item["status"] for item in results] == [201, 201, 201]
     # The bulk process's database session, named and at its niceness.

@@ -51,6 +51,8 @@ HOP_BY_HOP = frozenset(
         b"upgrade",
     }
 )
+# Of the bulk process's answer, also its Date: the web process's server dates the answer itself.
+ANSWER_DROPPED = HOP_BY_HOP | {b"date"}
 READ_BYTES = 65_536
 
 
@@ -119,7 +121,7 @@ async def _forward(scope, receive, send, reader, writer) -> None:
             if event is h11.NEED_DATA:
                 connection.receive_data(await reader.read(READ_BYTES))
             elif isinstance(event, h11.Response):
-                headers = [(k, v) for k, v in event.headers if k not in HOP_BY_HOP]
+                headers = [(k, v) for k, v in event.headers if k not in ANSWER_DROPPED]
                 start = {"type": "http.response.start", "status": event.status_code}
                 await send({**start, "headers": headers})
                 answered = True
