@@ -9,25 +9,20 @@ thread keeps its own database connection. MCP is served on the event loop itself
 
 import gc
 import os
-import re
 import tempfile
 
 from django.conf import settings
 from django.core.wsgi import get_wsgi_application
 
+from zeromemory.core.bulk import ARCHIVE_IMPORT, BulkRouting
 from zeromemory.core.wsgi_bridge import WSGIBridge
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "zeromemory.settings")
 
 
-# The routes that take more than ZM_MAX_BODY_BYTES: an archive import and an import from another
-# system (REST and dashboard), up to the import's own limit.
-ARCHIVE_IMPORT = re.compile(
-    r"(/api/v1/scopes/[^/]+/(import-export|import-from/[^/]+)|/scopes/[^/]+/import-from)/?"
-)
-
-
 def body_limit(path: str) -> int:
+    """The archive imports (`ARCHIVE_IMPORT`) take more than ZM_MAX_BODY_BYTES, up to the
+    import's own limit."""
     if ARCHIVE_IMPORT.fullmatch(path):
         return settings.IMPORT_MAX_BYTES
     return settings.MAX_BODY_BYTES
@@ -76,7 +71,6 @@ if settings.SERVES_BULK:  # its database sessions named, at its niceness (embedd
 # Imported once Django is set up: the MCP tools use the ORM and the services.
 from memories.mcp.http import with_mcp  # noqa: E402
 from zeromemory.core.body_limit import BodyLimit  # noqa: E402
-from zeromemory.core.bulk import BulkRouting  # noqa: E402
 
 application = BodyLimit(
     BulkRouting(with_mcp(django_application), port=settings.BULK_PORT or None),

@@ -33,11 +33,12 @@ from zeromemory.core.errors import error_body
 
 logger = logging.getLogger(__name__)
 
-# POST only: a batch of memories, and the archive imports (REST and dashboard).
-BULK_ROUTE = re.compile(
-    r"/api/v1/memories/batch/?"
-    r"|(/api/v1/scopes/[^/]+/(import-export|import-from/[^/]+)|/scopes/[^/]+/import-from)/?"
+# An archive import and an import from another system (REST and dashboard).
+ARCHIVE_IMPORT = re.compile(
+    r"(/api/v1/scopes/[^/]+/(import-export|import-from/[^/]+)|/scopes/[^/]+/import-from)/?"
 )
+# POST only: a batch of memories, and the archive imports.
+BULK_ROUTE = re.compile(r"/api/v1/memories/batch/?|" + ARCHIVE_IMPORT.pattern)
 # Headers about one connection, not the request: each hop sets its own.
 HOP_BY_HOP = frozenset(
     {
