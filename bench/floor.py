@@ -25,7 +25,8 @@ floors meet the same load on a shared machine:
    over the floor, the statements of each request, and the issue's ratios; with `--busy`, the
    same requests again while another user posts batches of 100 chat turns as fast as the server
    takes them (bench/busy.py's writer, one in twenty German) and the worker translates them
-   (the suite's fake LLM), beside the same idle floors, and in how many busy rounds the
+   (the suite's fake LLM), beside the same idle floors (and busy recall's p50 by its place in
+   the round, the first right after the client's own batches), and in how many busy rounds the
    writer's connection sat in the timed client's web process (the kernel places each
    connection; the batches go on to the bulk process, zeromemory.core.bulk, so only the event
    loop that hands them over is shared).
@@ -589,8 +590,9 @@ def main() -> None:
                     [*command, str(args.busy_seconds)], stdout=subprocess.PIPE
                 )
                 shared: list[bool | None] = []
+                per_round = max(3, args.requests // 8)
                 while writer.poll() is None:
-                    sample(api, calls, busy_times, max(3, args.requests // 8), 1, warm=False)
+                    sample(api, calls, busy_times, per_round, 1, warm=False)
                     client_port = api.connection.sock.getsockname()[1] if api.connection.sock else 0
                     shared.append(shares_a_web_process(server_pids(port)[0], port, client_port))
                 print(f"busy writer: {writer.stdout.read().decode().strip()}")
@@ -623,6 +625,12 @@ def main() -> None:
         for name in ("recall, one scope",):
             ratio = percentile(busy_times[name], 95) / percentile(idle[name], 95)
             print(f"  busy recall p95: {ratio:.2f}x idle (target <= 1.5)")
+            # Each busy round's recalls come first, right after the round before ended with the
+            # client's own two batches: their times by place in the round.
+            per_round = max(3, args.requests // 8)
+            places = [busy_times[name][place::per_round] for place in range(per_round)]
+            shown = " ".join(f"{statistics.median(times):.1f}" for times in places if times)
+            print(f"  busy recall p50 by its place in the round (ms): {shown}")
         for name in ("remember (one memory)", "batch of 100 short", "batch of 100 chat turns"):
             rate = statistics.median(idle[name]) / statistics.median(busy_times[name])
             print(f"  busy {name}: {rate:.2f} of its idle rate")
