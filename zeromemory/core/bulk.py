@@ -13,10 +13,11 @@ them as it came, over HTTP/1.1 (h11 frames it), its body streamed through, and s
 answer back: the same routes, checks and answers, served by another interpreter. The
 client's address is not handed over (the bulk process sees 127.0.0.1); the headers are, so
 that behind ZM_PROXY_COUNT proxies it reads the same forwarded address. Where no bulk process
-takes the connection (none configured, or one restarting), the web process serves the request
-itself, as it always did; one that fails after taking the request is answered 502, since the
-write may have happened (a retry with the same idempotency keys is answered from their
-records).
+takes the connection (none configured: nothing listens on the port), the web process serves
+the request itself, as it always did. `serve` holds the bulk socket open, so while a bulk
+process restarts, the requests handed to it wait in the socket's queue for the new one. One that
+fails after taking the request is answered 502, since the write may have happened (a retry with
+the same idempotency keys is answered from their records).
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ class BulkRouting:
             return
         try:
             reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
-        except OSError:  # none listening (restarting): served here
+        except OSError:  # nothing listens on the port: served here
             await self.app(scope, receive, send)
             return
         try:
