@@ -9,6 +9,8 @@ layers retry with backoff and count attempts, so the SDK's own retries are off.
 from __future__ import annotations
 
 import email.utils
+import functools
+import os
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -44,19 +46,27 @@ class ToolCall:
 def anthropic_client(*, timeout: float | None = None) -> anthropic.Anthropic | None:
     """A client configured from settings, or None when no ANTHROPIC_API_KEY is configured.
 
-    Built afresh on every call: construction is cheap, and a key or URL changed in settings (or by
-    a test) takes effect on the next call.
+    One client per process and configuration, kept: its connections (and their TLS sessions)
+    serve the next call, and building a client loads the CA bundle, which costs more CPU than
+    the rest of a call on this side. Keyed by the settings it reads, so a key or URL changed in
+    settings (or by a test) takes effect on the next call, and by the process, so a forked task
+    process never shares its parent's connections.
     """
     api_key = settings.ANTHROPIC_API_KEY
     if not api_key:
         return None
-    return anthropic.Anthropic(
+    return _client(
         api_key=api_key,
         # None lets the SDK fall back to its default endpoint.
         base_url=settings.ANTHROPIC_BASE_URL or None,
         timeout=float(timeout if timeout is not None else settings.TRANSLATOR_TIMEOUT_SECONDS),
-        max_retries=0,
+        pid=os.getpid(),
     )
+
+
+@functools.lru_cache(maxsize=8)
+def _client(*, api_key: str, base_url: str | None, timeout: float, pid: int) -> anthropic.Anthropic:
+    return anthropic.Anthropic(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0)
 
 
 def call_tool(
@@ -97,8 +107,6 @@ def call_tool(
     except ValueError as exc:
         # A 200 declared as JSON whose body does not parse (a proxy's error page, a cut body).
         raise LLMCallFailed("the Anthropic API answered with a body that is not JSON") from exc
-    finally:
-        client.close()
     return ToolCall(
         input=_tool_input(message, tool["name"]),
         input_tokens=_usage(message, "input_tokens"),
