@@ -105,24 +105,32 @@ def _apply(memory: Memory, translated: Translated) -> str:
 
 
 def _merge_target(memory: Memory, vector: list[float]) -> Memory | None:
-    """A valid memory in the scope that says the same as the translation, if any."""
-    others = (
-        Memory.objects.select_for_update()
-        .filter(scope=memory.scope, valid=True)
-        .exclude(pk=memory.pk)
-    )
-    same_text = others.filter(content_hash=memory.content_hash).order_by("id").first()
-    if same_text is not None:
-        return same_text
-    nearest = (
-        others.filter(embedding__isnull=False)
-        .annotate(distance=CosineDistance("embedding", vector))
-        .order_by("distance")
-        .first()
-    )
-    if nearest is not None and 1.0 - nearest.distance >= settings.CANONICAL_MERGE_SIMILARITY:
-        return nearest
-    return None
+    """A valid memory in the scope that says the same as the translation, if any, locked.
+
+    Found first, then locked; the translated memory is locked already. A memory of the same
+    text is waited for: it must be merged into (one valid memory per text), and it is English
+    already, so its own translation is not what holds it. A nearest neighbour is waited for only
+    when it is older, and taken when newer only if no one holds it: two translations whose
+    texts are still stored in the original language, each the other's neighbour, then never
+    wait for each other (the newer merges into the older once that one is done). A newer
+    neighbour held elsewhere stays a near duplicate for hygiene to find.
+    """
+    others = Memory.objects.filter(scope=memory.scope, valid=True).exclude(pk=memory.pk)
+    twin = others.filter(content_hash=memory.content_hash).order_by("id").only("pk").first()
+    wait = True
+    if twin is None:
+        twin = (
+            others.filter(embedding__isnull=False)
+            .annotate(distance=CosineDistance("embedding", vector))
+            .order_by("distance")
+            .only("pk")
+            .first()
+        )
+        if twin is None or 1.0 - twin.distance < settings.CANONICAL_MERGE_SIMILARITY:
+            return None
+        wait = twin.pk < memory.pk
+    # The filter is checked again on the row as it is once locked: still valid, same scope.
+    return others.select_for_update(skip_locked=not wait, of=("self",)).filter(pk=twin.pk).first()
 
 
 def _merge_into(memory: Memory, survivor: Memory) -> None:

@@ -38,6 +38,8 @@ from tests.served import wait_for
 EDITED_GERMAN = "Wir deployen jeden Donnerstag vor dem Mittagessen auf die Produktionsumgebung."
 EDITED_ENGLISH = "We deploy to production every Thursday before lunch."
 STALE_ENGLISH = "We deploy to production every Friday after lunch (stale)."
+# Not the same text as ENGLISH, but near enough to merge with it.
+NEAR_ENGLISH = "We deploy to production every Friday after lunch time."
 
 
 @pytest.mark.django_db(transaction=True)
@@ -108,6 +110,53 @@ def test_a_locked_memory_is_skipped_not_waited_for(kinds_seeded, tenancy, owner,
 
     # Once the lock is gone the queued claim is good.
     assert tasks.canonicalize(memory.id, claim) == "done"
+
+
+@pytest.mark.parametrize("twin", ["older", "newer"])
+@pytest.mark.django_db(transaction=True)
+def test_a_translation_waits_for_an_older_twin_and_never_for_a_newer_one(
+    twin, kinds_seeded, tenancy, owner, fake_anthropic
+):
+    """Another transaction holds the near duplicate the translation would merge into (its own
+    translation, an edit). Such waits only ever point to an older memory, so two translations
+    that are each other's nearest neighbour cannot deadlock."""
+    from django.db import connection, transaction
+
+    fake_anthropic.script(tool_answer(ENGLISH))
+    texts = [NEAR_ENGLISH, GERMAN] if twin == "older" else [GERMAN, NEAR_ENGLISH]
+    ids = {text: remember(owner, text, tenancy.team).json()["id"] for text in texts}
+    english = Memory.objects.get(public_id=ids[NEAR_ENGLISH])
+    german = Memory.objects.get(public_id=ids[GERMAN])
+    assert (english.pk < german.pk) == (twin == "older")
+
+    with transaction.atomic():
+        Memory.objects.select_for_update().get(pk=english.pk)
+        in_flight = InThread(tasks.canonicalize, german.id, german.translation_claim)
+        if twin == "newer":
+            assert in_flight.join(timeout=10) == "done"
+        else:
+
+            def waiting_for_a_lock() -> bool:
+                with connection.cursor() as cursor:
+                    # Inside a transaction the statistics are read once unless cleared.
+                    cursor.execute("SELECT pg_stat_clear_snapshot()")
+                    cursor.execute(
+                        "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                        " AND pid <> pg_backend_pid()"
+                    )
+                    return cursor.fetchone()[0] == 1
+
+            wait_for(waiting_for_a_lock, timeout=10, what="the translation waiting for its twin")
+    if twin == "older":
+        assert in_flight.join() == "merged"
+
+    german.refresh_from_db()
+    english.refresh_from_db()
+    assert german.content == ENGLISH and german.content_original == GERMAN
+    assert english.valid
+    # Merged into the older memory; beside a newer one held elsewhere, a duplicate for hygiene.
+    assert german.valid is (twin == "newer")
+    assert german.superseded_by_id == (english.pk if twin == "older" else None)
 
 
 @pytest.mark.django_db(transaction=True)
