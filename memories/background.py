@@ -12,10 +12,12 @@ and a team writes all day, so that work must never take the cores from the reque
   (`lower_priority`), and so does a task process of a qcluster that leads its own session;
 - threads: a task process runs torch and BLAS on ZM_WORKER_THREADS threads, so the task
   processes together never hold more cores than there are of them;
-- the database: with the embedded database, the PostgreSQL process that serves a task
-  process's connection runs at its niceness too, so the statements of background work (the
-  scan's reads, the judge's bookkeeping, an import's inserts) yield to the requests' statements
-  as the task itself does;
+- the database: the PostgreSQL process that serves a task process's connection keeps the
+  database's own priority. Lowered, it would hold the locks it takes on shared pages (an index
+  page while it inserts, the WAL while it commits) through every slice the kernel gave to
+  others, and a request's statement needing that page would wait for background work: with
+  them lowered, recall's busy tail was longer (docs/benchmarks.md, issue 41). With the
+  embedded database a task process's sessions are named (`pg_stat_activity`);
 - slices: a long pass (the exact hygiene scan, re-embedding, an import) works in slices and
   calls `breathe()` between them, which ends the slice's hold on the CPU;
 - requests first: between slices, before each job and before each pass of the model, the
@@ -25,7 +27,6 @@ and a team writes all day, so that work must never take the cores from the reque
 
 from __future__ import annotations
 
-import logging
 import os
 import time
 from functools import partial
@@ -48,8 +49,6 @@ PAUSE_SECONDS = 0.002
 # What pg_stat_activity shows for a task process's connection.
 WORKER_APPLICATION = "zero-memory worker"
 
-logger = logging.getLogger(__name__)
-
 
 def worker_environment() -> dict[str, str]:
     """The environment variables of a worker process (torch and BLAS thread pools)."""
@@ -69,7 +68,7 @@ def task_process_started(**kwargs: Any) -> None:
     os.environ.update(worker_environment())  # for pools not loaded yet
     threadpool_limits(settings.WORKER_THREADS)  # BLAS pools already loaded (numpy's)
     embeddings.limit_threads(settings.WORKER_THREADS)
-    sessions_yield(nice=settings.WORKER_NICE, application=WORKER_APPLICATION)
+    sessions_named(application=WORKER_APPLICATION)
 
 
 def _in_the_worker_s_own_session() -> bool:
@@ -83,33 +82,20 @@ def _in_the_worker_s_own_session() -> bool:
     return b"qcluster" in leader
 
 
-def sessions_yield(*, nice: int, application: str) -> None:
-    """From now on, with the embedded database, the PostgreSQL process serving each new
-    connection of this process runs at niceness `nice`, and the session is named `application`
-    (a task process's, a bulk process's). Only with the embedded database, whose processes run
-    on this machine, one per connection; behind a pooler (or on another host) the same process
-    would serve a request next."""
+def sessions_named(*, application: str) -> None:
+    """With the embedded database, each new connection of this process is named `application`
+    in `pg_stat_activity` (a task process's, a bulk process's). Only there: behind a pooler
+    the same server session would serve a request next, under that name."""
     if settings.EMBEDDED_DATABASE:
         connection_created.connect(
-            partial(_session_lowered, nice=nice, application=application),
+            partial(_session_named, application=application),
             weak=False,  # the partial is held by the signal alone
             dispatch_uid=f"zm-session-{application}",
         )
 
 
-def _session_lowered(
-    sender: Any, connection: Any, *, nice: int, application: str, **kwargs: Any
-) -> None:
+def _session_named(sender: Any, connection: Any, *, application: str, **kwargs: Any) -> None:
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_backend_pid()")
-        (pid,) = cursor.fetchone()
-        try:
-            if os.getpriority(os.PRIO_PROCESS, pid) < nice:
-                os.setpriority(os.PRIO_PROCESS, pid, nice)
-        except OSError as error:  # not ours to change: the session keeps its priority
-            logger.warning("could not lower the database session %s: %s", pid, error)
-        # Named only once lowered, so pg_stat_activity never shows such a session that has not
-        # yet yielded.
         cursor.execute("SET application_name = %s", [application])
 
 

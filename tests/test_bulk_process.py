@@ -117,11 +117,12 @@ def test_a_batch_is_served_by_the_bulk_process_and_the_rest_by_the_web_process(s
     assert len(answer.headers.get_list("date")) == 1  # the web process's server's own
     results = answer.json()["results"]
     assert [item["status"] for item in results] == [201, 201, 201]
-    # The bulk process's database session, named and at its niceness.
+    # The bulk process's database session, named, at the database's own priority (lowered, it
+    # would hold the pages it locks while others run).
     sessions = bulk_sessions(served)
     assert sessions
     own = os.getpriority(os.PRIO_PROCESS, 0)
-    assert {os.getpriority(os.PRIO_PROCESS, pid) for pid in sessions} == {max(own, NICE)}
+    assert {os.getpriority(os.PRIO_PROCESS, pid) for pid in sessions} == {own}
     # Written for good: a recall in the web process finds them.
     found = post(served.url, token, "/api/v1/recall", {"query": "nightly export time"})
     ids = {hit["id"] for hit in found.json()["results"]}

@@ -63,10 +63,10 @@ from memories.embeddings import check_dimension, declared_dimension, embed_query
 check_dimension(declared_dimension())
 embed_query("warm up")
 
-if settings.SERVES_BULK:  # its database sessions named, at its niceness (embedded database)
-    from memories.background import sessions_yield
+if settings.SERVES_BULK:  # its database sessions named (embedded database)
+    from memories.background import sessions_named
 
-    sessions_yield(nice=settings.BULK_NICE, application="zero-memory bulk")
+    sessions_named(application="zero-memory bulk")
 
 # Imported once Django is set up: the MCP tools use the ORM and the services.
 from memories.mcp.http import with_mcp  # noqa: E402
