@@ -39,6 +39,7 @@ from django.utils import timezone
 
 from memories.background import breathe
 from memories.models import Conflict, ConflictStatus, HygieneScan, Memory, TranslationStatus
+from zeromemory.core.sql import statistics_kept
 
 BATCH = 500
 EF_SEARCH = 40
@@ -172,6 +173,9 @@ def queue_pairs(pairs: list[Pair]) -> int:
     ]
     # A concurrent scan may have stored some meanwhile: the pair key keeps one of each.
     Conflict.objects.bulk_create(new, ignore_conflicts=True, batch_size=1000)
+    # Recall asks of every hit whether a pair names it: a first scan's thousands of pairs must
+    # not be read by the plans made while the table was empty.
+    statistics_kept(model=Conflict, added=len(new))
     return len(new)
 
 

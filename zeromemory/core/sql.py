@@ -13,6 +13,9 @@ from django.db.models.sql import InsertQuery
 from pgvector.django import VectorField
 
 _LITERAL_FORMATS: dict[tuple[int, int], str] = {}
+# autovacuum's own rule for stale statistics (its default threshold and scale factor)
+ANALYZE_THRESHOLD = 50
+ANALYZE_SCALE = 0.1
 
 
 def _literal(values: Iterable[float], digits: int) -> str:
@@ -254,3 +257,24 @@ def results_read(cursor) -> list[list[tuple]]:
             answered.append(cursor.fetchall())
         if not cursor.nextset():
             return answered
+
+
+def statistics_kept(*, model: type[Model], added: int) -> bool:
+    """After `added` rows went into `model`'s table at once: its statistics gathered now when
+    autovacuum's own rule calls them stale (more new rows than 50 + a tenth of those counted),
+    not at its next round, a minute or more away. A plan made while the table was nearly empty
+    reads it by sequential scan, kept prepared statements' plans included; after a burst of
+    rows (a hygiene scan's pairs) every such read stays slow until the statistics move, and
+    gathering them invalidates those plans. Returns whether it analyzed."""
+    if added <= ANALYZE_THRESHOLD:
+        return False
+    table = model._meta.db_table
+    with connections[router.db_for_write(model)].cursor() as cursor:
+        cursor.execute(
+            "SELECT greatest(reltuples, 0) FROM pg_class WHERE oid = %s::regclass", [table]
+        )
+        (counted,) = cursor.fetchone()
+        if added <= ANALYZE_THRESHOLD + ANALYZE_SCALE * counted:
+            return False
+        cursor.execute(f"ANALYZE {cursor.db.ops.quote_name(table)}")
+    return True

@@ -172,3 +172,23 @@ def test_what_changes_during_a_scan_is_the_next_scans(pair, tenancy):
     second = scan.hygiene_scan()
     assert second.subjects == 1 and second.since == first.started_at
     assert Conflict.objects.filter(memory_b=later).exists()
+
+
+def test_a_scan_that_stores_many_pairs_leaves_the_planner_counting_them(tenancy):
+    """A first scan stores thousands of pairs in what was an empty table; recall asks of every
+    hit whether a pair names it, and plans made from an empty table's statistics read it whole.
+    The scan gathers the table's statistics itself rather than waiting for autovacuum."""
+    from django.db import connection
+
+    for n in range(40):
+        write(
+            tenancy.owner,
+            f"The nightly export job {n} runs at two in the morning on the reporting server.",
+            tenancy.team,
+        )
+    record = scan.hygiene_scan()
+    stored = Conflict.objects.count()
+    assert record.pairs_new == stored > 50
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT reltuples FROM pg_class WHERE oid = 'memories_conflict'::regclass")
+        assert cursor.fetchone()[0] == stored
