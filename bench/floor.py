@@ -202,16 +202,26 @@ def as_sent_again(sql: str) -> str:
 
 
 def sent_whole(sql: str, prepared: dict[str, str]) -> str:
-    """The message with its EXECUTE replaced by the statement it runs, the values written in
-    where the statement had its placeholders: the text the server sent before preparing."""
+    """The message with each EXECUTE replaced by the statement it runs, the values written in
+    where the statement had its placeholders: the text the server sent before preparing (a
+    write's inserts after its near lookup are EXECUTEs too)."""
     head, run, tail = _execute_split(as_sent_again(sql))
+    settings = head.replace(GENERIC_PLAN, "").replace(CHOSEN_PLAN, "").strip()
+    whole = (settings + " " + _statement_of(run, prepared)).strip()
+    while "EXECUTE zm" in tail:
+        between, run, tail = _execute_split(tail)
+        whole += between + _statement_of(run, prepared)
+    return whole + tail
+
+
+def _statement_of(run: str, prepared: dict[str, str]) -> str:
+    """An `EXECUTE zm_…(values)` as the statement it runs, its values written in."""
     name, _, arguments = run.removeprefix("EXECUTE ").partition("(")
     body = prepared[name.strip()]
     values = literals(arguments.rstrip().removesuffix(")")) if arguments else []
     for number in range(len(values), 0, -1):  # $12 before $1
         body = body.replace(f"${number}", values[number - 1])
-    settings = head.replace(GENERIC_PLAN, "").replace(CHOSEN_PLAN, "").strip()
-    return (settings + " " + body).strip() + tail
+    return body
 
 
 @dataclass
