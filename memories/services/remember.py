@@ -1,13 +1,14 @@
 """remember(): the one write path every surface uses (REST, MCP, dashboard, ingest).
 
 In order: the content guard refuses secrets; validation (NUL, text, size, kind, author, writable
-scope); once every request is checked and authorized, the model starts on their texts in
-another thread (`EmbeddedAhead`: a refused request never runs it) while this one derives what
-the texts give (hash, language, entities, from `memories.canonical.content`) and looks up
-identical memories; an identical valid memory in the scope absorbs the write (a provenance row,
-no new memory, its vector unused); otherwise take the vectors as each pass of the model ends, look
-for near duplicates (cosine >= 0.92) and insert that pass's memories while the model works on the
-next, then provenance for all, and enqueue
+scope); the model runs on the texts in another thread (`EmbeddedAhead`) while this one derives
+what the texts give (hash, language, entities, from `memories.canonical.content`) and looks up
+identical memories. A batch's model starts once every request is checked and authorized; a small
+call's starts before its scope, content guard and kind are checked (`ahead_of_checks`), and a
+request they refuse has its vector dropped. An identical valid memory in the scope absorbs the
+write (a provenance row, no new memory, its vector unused); otherwise take the vectors as each
+pass of the model ends, look for near duplicates (cosine >= 0.92) and insert that pass's
+memories while the model works on the next, then provenance for all, and enqueue
 canonicalization on commit when the text is not English. A memory capture holds for review is
 inserted forgotten, with an item in its scope's review queue. A partial unique index on (scope,
 content hash) among valid memories makes two racing identical writes one memory.
@@ -651,35 +652,42 @@ def memory_remember_many(
         if request.idempotency_key and item.error is None
     ]
     replays = idempotency.Replays.load(actor, keys)
-    prepared: dict[int, Prepared] = {}
-    scopes: dict[str, Scope | DomainError] = {}
-    seen_keys: set[str] = set()
-    for index, request in enumerate(requests):
-        if items[index].error is not None:
-            continue
-        if allowance is not None:
-            foreground.give_way(allowance)
-        key = request.idempotency_key
-        try:
-            answer = replays.answer(request)
-            if answer is not None:
-                items[index].result = _replayed(answer)
-                continue
-            if key and key in seen_keys:
-                raise ValidationFailed(
-                    "idempotency_key", _("The same idempotency key appears twice in this batch.")
-                )
-            prepared[index] = prepare(actor, request, scope_for(actor, request, scopes))
-            if key:
-                seen_keys.add(key)
-        except DomainError as exc:
-            items[index].error = exc
-    if not prepared:
-        return items
-    # Every request here is checked and authorized: the model starts on their texts in another
-    # thread, and this one looks up duplicates and derives the rest meanwhile.
-    ahead = EmbeddedAhead([item.text for item in prepared.values()])
+    # A small call's model starts now, on the texts of the requests that are not replays
+    # (`ahead_of_checks`), and runs while the checks below run here; a batch's starts after
+    # them, once its texts are known good.
+    ahead = EmbeddedAhead(ahead_of_checks(requests, items, replays)) if allowance is None else None
     try:
+        prepared: dict[int, Prepared] = {}
+        scopes: dict[str, Scope | DomainError] = {}
+        seen_keys: set[str] = set()
+        for index, request in enumerate(requests):
+            if items[index].error is not None:
+                continue
+            if allowance is not None:
+                foreground.give_way(allowance)
+            key = request.idempotency_key
+            try:
+                answer = replays.answer(request)
+                if answer is not None:
+                    items[index].result = _replayed(answer)
+                    continue
+                if key and key in seen_keys:
+                    raise ValidationFailed(
+                        "idempotency_key",
+                        _("The same idempotency key appears twice in this batch."),
+                    )
+                prepared[index] = prepare(actor, request, scope_for(actor, request, scopes))
+                if key:
+                    seen_keys.add(key)
+            except DomainError as exc:
+                items[index].error = exc
+        if not prepared:
+            return items
+        if ahead is None:
+            # A batch: every request here is checked and authorized. The model starts on their
+            # texts in another thread, and this one derives them and looks up duplicates
+            # meanwhile.
+            ahead = EmbeddedAhead([item.text for item in prepared.values()])
         if allowance is not None:  # a batch: its texts derived here, between the host's requests
             for item in prepared.values():
                 foreground.give_way(allowance)
@@ -690,5 +698,27 @@ def memory_remember_many(
         except IntegrityError:
             _commit_each(actor, prepared, items, stale, render, ahead)
     finally:
-        ahead.drop()
+        if ahead is not None:
+            ahead.drop()
     return items
+
+
+def ahead_of_checks(
+    requests: list[RememberInput], items: list[BatchItemResult], replays: idempotency.Replays
+) -> list[str]:
+    """The texts a small call's model starts on before their scope, content guard and kind are
+    checked: each request's text as it would be stored, except a replay's, one refused already
+    and one whose text is empty or too long. Its caller may write (`require_write_access`); a
+    request the checks then refuse has its vector dropped unused, never stored or answered, and
+    is answered as before. The pass runs on the other core while this thread runs the checks
+    (the scope's lookup, the content guard's patterns): a single remember waited for them, about
+    half a millisecond, before its pass began."""
+    texts = []
+    for request, item in zip(requests, items, strict=True):
+        if item.error is not None or replays.replayable(request.idempotency_key or ""):
+            continue
+        try:
+            texts.append(clean_content(request.content))
+        except DomainError:
+            continue
+    return texts
