@@ -17,6 +17,7 @@ from scopes.models import ApiToken
 from scopes.oauth import resources
 from scopes.oauth.selectors import InsufficientScope, token_for_access_token
 from scopes.services import TOKEN_PREFIX, hash_token_secret, token_touch
+from zeromemory.core import prepared
 from zeromemory.core.throttling import COUNT_ROWS, USER_KEY_PREFIX, api_window
 
 
@@ -46,7 +47,9 @@ _BY_HASH = ' FROM "{token}" t JOIN "{user}" u ON u."{pk}" = t."user_id" WHERE t.
 _COUNTED = (
     "WITH hit AS ("
     + COUNT_ROWS.format(
-        rows='SELECT %s || t."user_id", %s, 1' + _BY_HASH + ' AND t."revoked_at" IS NULL'
+        rows='SELECT %s::text || t."user_id", %s::bigint, 1'
+        + _BY_HASH
+        + ' AND t."revoked_at" IS NULL'
         ' AND (t."expires_at" IS NULL OR t."expires_at" > now()) AND u."is_active"'
     )
     + ") "
@@ -80,12 +83,14 @@ def _token_with_user(secret_hash: str, *, count_call: bool = False) -> ApiToken 
     with `count_call`, the call counted too where the lookup goes to the primary."""
     alias = router.db_for_read(ApiToken)
     window = api_window() if count_call and alias == DEFAULT_DB_ALIAS else None
+    # Prepared on the connection, its plan kept (`zeromemory.core.prepared`): planning the
+    # upsert and the join took more of the statement's time than running them.
     with connections[alias].cursor() as cursor:
         if window is None:
-            cursor.execute(_token_statement(), [secret_hash])
+            prepared.execute(cursor, _token_statement(), [secret_hash], generic=True)
         else:
             values = [USER_KEY_PREFIX, window.start, secret_hash, secret_hash]
-            cursor.execute(_token_statement(counted=True), values)
+            prepared.execute(cursor, _token_statement(counted=True), values, generic=True)
         row = cursor.fetchone()
     if row is None:
         return None
