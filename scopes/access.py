@@ -44,6 +44,7 @@ from django.db.models import Count, F, IntegerField, OuterRef, QuerySet, Subquer
 from django.utils.translation import gettext as _
 
 from scopes.models import ApiToken, Membership, Role, Scope, ScopeKind
+from zeromemory.core import prepared
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import (
     Forbidden,
@@ -87,12 +88,18 @@ def administrable_scopes(actor: Actor) -> QuerySet[Scope]:
 # What `readable_scopes(actor).values_list("public_id", "id")` reads, written once: every recall
 # and build_context asks it, and the ORM compiling the join on each call cost more than its
 # round trip. The same conditions as `_scopes_with_role`, in the same order of rows.
+# Prepared on the connection with its plan kept (`zeromemory.core.prepared`): planning the join
+# took more than running it. Its values are the role, the user, the public ids asked for (or
+# NULL) and a restricted token (or NULL), each read once through the `asked` row.
 _READABLE_IDS = """
-SELECT s.public_id, s.id FROM scopes_scope s JOIN scopes_membership m ON m.scope_id = s.id
-WHERE m.role >= %(role)s AND m.user_id = %(user)s
-  AND (%(public_ids)s::text[] IS NULL OR s.public_id = ANY(%(public_ids)s::text[]))
-  AND (%(token)s::bigint IS NULL OR s.id IN (
-    SELECT r.scope_id FROM scopes_apitoken_restricted_scopes r WHERE r.apitoken_id = %(token)s))
+SELECT s.public_id, s.id
+FROM (SELECT %s::int AS role, %s::bigint AS user_id, %s::text[] AS public_ids,
+             %s::bigint AS token) AS asked
+JOIN scopes_membership m ON m.user_id = asked.user_id AND m.role >= asked.role
+JOIN scopes_scope s ON s.id = m.scope_id
+WHERE (asked.public_ids IS NULL OR s.public_id = ANY(asked.public_ids))
+  AND (asked.token IS NULL OR s.id IN (
+    SELECT r.scope_id FROM scopes_apitoken_restricted_scopes r WHERE r.apitoken_id = asked.token))
 ORDER BY s.kind, s.name, s.id
 """
 
@@ -105,14 +112,14 @@ def readable_scope_ids(
     if not actor.user.is_active or (actor.token is not None and not actor.token.is_active()):
         return []
     restricted = actor.token is not None and actor.token.scope_restricted
-    params = {
-        "role": int(Role.READER),
-        "user": actor.user.pk,
-        "public_ids": list(public_ids) if public_ids is not None else None,
-        "token": actor.token.pk if restricted else None,
-    }
+    params = [
+        int(Role.READER),
+        actor.user.pk,
+        list(public_ids) if public_ids is not None else None,
+        actor.token.pk if restricted else None,
+    ]
     with connections[router.db_for_read(Scope)].cursor() as cursor:
-        cursor.execute(_READABLE_IDS, params)
+        prepared.execute(cursor, _READABLE_IDS, params)
         return [(public_id, pk) for public_id, pk in cursor.fetchall()]
 
 
