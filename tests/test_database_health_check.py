@@ -15,6 +15,8 @@ import psycopg
 import pytest
 from django.db import close_old_connections, connection
 
+from tests.statements import as_run
+
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
@@ -72,7 +74,7 @@ def test_a_sound_connection_is_used_without_a_round_trip_first(tenancy, tmp_path
     # One entry per message (a message's text may span lines), the client's queries' texts.
     messages = re.split(r"\n(?=\d{4}-\d\d-\d\d )", wire.read_text())
     sent = [m for m in messages if "\tF\t" in m and "\tQuery\t " in m]
-    queries = [m.split("\tQuery\t ", 1)[1].strip() for m in sent]
+    queries = [as_run(m.split("\tQuery\t ", 1)[1].strip()) for m in sent]
     assert any("secret_hash" in query for query in queries)  # the request's own statements
     assert '"SELECT 1"' not in queries
 

@@ -13,6 +13,7 @@ from rest_framework.test import APIClient
 
 from scopes.models import ApiToken
 from tests.factories import make_token
+from tests.statements import as_run
 from zeromemory.dbcheck import missing_extensions_message, require_extensions
 
 
@@ -117,7 +118,7 @@ def test_calls_with_a_revoked_or_expired_token_or_of_an_inactive_user_spend_no_c
     type(owner).objects.filter(pk=owner.pk).update(is_active=True)
     with CaptureQueriesContext(connection) as captured:
         assert client.get("/api/v1/me").status_code == 200
-    sent = [query["sql"] for query in captured.captured_queries]
+    sent = [as_run(query["sql"]) for query in captured.captured_queries]
     assert [client.get("/api/v1/me").status_code for _ in range(2)] == [200, 429]
     # The token and the count in one statement, not a statement each.
     assert any("zm_rate_window" in sql and "secret_hash" in sql for sql in sent)

@@ -5,12 +5,11 @@ refer to), the identical lookup by key, the near lookup's kept plan."""
 
 from __future__ import annotations
 
-import re
-
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from memories.models import Entity, EntityMention, Memory, Provenance, ValidityPeriod
+from tests.statements import as_run
 
 
 def remember(client, content, **extra):
@@ -93,20 +92,8 @@ def test_near_duplicates_are_reported_nearest_first_on_every_write(tenancy, owne
 
 def _near_lookup_at(sql: str) -> int:
     """Where a message runs the near lookup, its statements prepared on the connection read
-    as their text (`_as_run`)."""
-    return _as_run(sql).find("memories_memorysearch")
-
-
-def _as_run(sql: str) -> str:
-    """The message with each EXECUTE of a statement the connection prepared written as that
-    statement's text (PostgreSQL's `pg_prepared_statements`), and the PREPAREs left out."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT name, statement FROM pg_prepared_statements")
-        kept = dict(cursor.fetchall())
-    sql = re.sub(
-        r"PREPARE zm_\w+ AS .*?;(?=\s*(?:PREPARE|DEALLOCATE|SET|EXECUTE))", "", sql, flags=re.S
-    )
-    return re.sub(r"EXECUTE (zm_\w+)", lambda found: kept[found[1]].split(" AS ", 1)[1], sql)
+    as their text (`tests.statements.as_run`)."""
+    return as_run(sql).find("memories_memorysearch")
 
 
 def test_a_single_writes_rows_go_before_the_model_ends_and_lookup_and_insert_after(
@@ -121,7 +108,7 @@ def test_a_single_writes_rows_go_before_the_model_ends_and_lookup_and_insert_aft
     answer = response.json()
     # The lookup runs first in the message: it finds the memory stored before, not this one.
     assert [item["id"] for item in answer["similar_existing"]] == [first.json()["id"]]
-    sent = [_as_run(query["sql"]) for query in captured.captured_queries]
+    sent = [as_run(query["sql"]) for query in captured.captured_queries]
     [at] = [i for i, sql in enumerate(sent) if 'INSERT INTO "memories_memory"' in sql]
     message = sent[at]
     # The insert ran as the statement the first write prepared on this connection, not as
