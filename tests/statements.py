@@ -17,6 +17,11 @@ def as_run(sql: str) -> str:
     """The message with each EXECUTE written as the statement it runs and the PREPAREs left
     out (call it while the connection that sent the message is still open)."""
     with connection.cursor() as cursor:
-        cursor.execute("SELECT name, statement FROM pg_prepared_statements")
-        kept = {name: text.split(" AS ", 1)[1] for name, text in cursor.fetchall()}
+        cursor.execute("SELECT name, statement FROM pg_prepared_statements WHERE name LIKE 'zm%%'")
+        # `statement` is the whole message that held the PREPARE; the body ends at the first
+        # semicolon after it (a prepared statement has none of its own).
+        kept = {
+            name: text.split(f"PREPARE {name} AS ", 1)[1].split(";", 1)[0]
+            for name, text in cursor.fetchall()
+        }
     return _EXECUTE.sub(lambda found: kept[found[1]], _PREPARE.sub("", sql))
