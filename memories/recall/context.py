@@ -82,10 +82,10 @@ def answer_context(*, actor: Actor, arguments: Mapping[str, Any] | ContextReques
         query_field="topic",
     ) as (request, entry):
         topic, max_tokens, instant = request.topic, request.max_tokens, request.instant
-        selection = select_scopes(actor=actor, scopes=request.scopes)
-        # The model embeds the topic while the other sections are read, and which of their
-        # memories are disputed (query_vector.py); the search marks its own rows.
+        # The model embeds the topic while the scopes are checked, the other sections read and
+        # which of their memories are disputed (query_vector.py); the search marks its own rows.
         vector = query_vector.begin(topic)
+        selection = select_scopes(actor=actor, scopes=request.scopes)
         others = other_sections(selection, max_tokens, instant)
         around = [*others.rules, others.recent, others.open_loops]
         marked = disputed(c.pk for section in around for c in section.candidates)

@@ -5,8 +5,11 @@ A recall or a build_context waits on two things in turn: the model's pass over t
 runs with one torch thread and releases the interpreter while it computes, so what comes before
 that statement (the scopes' row count and the search's text statement, its full-text leg; for
 build_context also the rules, the recent decisions and the open loops) runs on the request's
-thread meanwhile, on the other core. `begin` is called only once the request is authenticated,
-parsed and its scopes found readable: a caller that is refused never makes the model run.
+thread meanwhile, on the other core. `begin` is called once the request is authenticated, its
+call counted by the rate limit and its arguments found valid; its scopes are checked while the
+model runs (their statement took half a millisecond before the pass could begin). A call asking
+for a scope it may not read drops its vector unused: it made the model run on a text of its
+own, as any caller who can read a scope could by recalling it, and under the same rate limit.
 
 The helper threads touch no database: the statements stay on the request's thread and its
 connection (and its transaction). A helper embeds on behalf of an interactive request, so it

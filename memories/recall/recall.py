@@ -481,6 +481,9 @@ def answer_recall(
         mode=mode,
     ) as (request, entry):
         kind_slugs = validate_kinds(request.kinds)
+        # The model starts on the query now, and the scopes are checked while it computes the
+        # vector (query_vector.py).
+        vector = query_vector.begin(request.query) if mode != "fulltext" else None
         selection = select_scopes(actor=actor, scopes=request.scopes)
         found = search_found(
             query=request.query,
@@ -490,6 +493,7 @@ def answer_recall(
             mode=mode,
             as_of=request.instant,
             nearest=request.nearest,
+            vector=vector,
         )
         hits = found.hits  # each marked disputed or not by the statement that found it
         entry.record(
