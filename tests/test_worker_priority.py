@@ -43,6 +43,11 @@ def served(tmp_path_factory):
         served.cleanup()
 
 
+def web_processes(served: Served) -> list[psutil.Process]:
+    """The web processes, not the bulk process (below them at ZM_BULK_NICE)."""
+    return [p for p in served.children_matching("zeromemory.web") if "--bulk" not in p.cmdline()]
+
+
 def cluster_of(worker: psutil.Process, workers: int) -> list[psutil.Process]:
     """The qcluster's sentinel and what it started, once its task processes are up."""
 
@@ -55,7 +60,7 @@ def cluster_of(worker: psutil.Process, workers: int) -> list[psutil.Process]:
 
 def test_the_worker_runs_below_the_web_processes(served):
     own = os.getpriority(os.PRIO_PROCESS, 0)
-    webs = served.children_matching("zeromemory.web")
+    webs = web_processes(served)
     assert webs and all(web.nice() == own for web in webs)
 
     worker = served.child("qcluster")
@@ -83,7 +88,7 @@ def test_the_worker_s_session_runs_below_the_web_processes_sessions(served):
     """With autogroup scheduling the kernel shares the CPU between sessions before niceness
     counts, and `serve` starts each child in a session of its own: the worker's session is
     lowered to its niceness, so its task processes yield to web processes of other sessions."""
-    webs = served.children_matching("zeromemory.web")
+    webs = web_processes(served)
     worker = served.child("qcluster")
     cluster = cluster_of(worker, 2)
     assert {autogroup_nice(proc.pid) for proc in [worker, *cluster]} == {NICE}

@@ -20,9 +20,11 @@ WEB_THREADS = env_int("ZM_WEB_THREADS", 8, minimum=1)
 # Bulk requests (a batch of memories, an archive import) are served by ZM_BULK_PROCESSES
 # processes of their own at ZM_BULK_NICE (zeromemory.core.bulk), which the web processes hand
 # them to on ZM_BULK_PORT of 127.0.0.1 (`serve` sets it); 0 processes: the web processes serve
-# them too.
+# them too. The web processes go first, the bulk processes next, the worker last: at niceness 0
+# the bulk process's session took as large a share of the cores as a web process's, and a single
+# remember beside a writer of batches waited for it (docs/benchmarks.md).
 BULK_PROCESSES = env_int("ZM_BULK_PROCESSES", 1, minimum=0)
-BULK_NICE = env_int("ZM_BULK_NICE", 0, minimum=0)
+BULK_NICE = env_int("ZM_BULK_NICE", 5, minimum=0)
 BULK_PORT = env_int("ZM_BULK_PORT", 0, minimum=0)
 # Set by `python -m zeromemory.web --bulk`: this process is a bulk process.
 SERVES_BULK = env_bool("ZM_SERVES_BULK", False)
@@ -33,7 +35,7 @@ Q_TIMEOUT = env_int("ZM_Q_TIMEOUT", 120, minimum=5)
 # Background work yields to requests: the worker and its task processes run at this niceness
 # (the web processes at the one they were started with), each task process with this many
 # torch (and BLAS) threads.
-WORKER_NICE = env_int("ZM_WORKER_NICE", 10, minimum=0)
+WORKER_NICE = env_int("ZM_WORKER_NICE", 15, minimum=0)
 WORKER_THREADS = env_int("ZM_WORKER_THREADS", 1, minimum=1)
 # Bulk work (a batch's passes of the model, an import's, the worker's tasks and slices) waits
 # while a request someone waits on (recall, a single remember, a page) is in flight on this
