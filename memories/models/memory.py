@@ -32,14 +32,25 @@ from zeromemory.core.ids import new_public_id
 
 
 class Memory(models.Model):
+    # Unique by a constraint in Meta, and the foreign keys indexed there (or by an index that
+    # starts with their column): each index is written with every new memory, and a field's own
+    # index on a text column comes with a second one for LIKE that nothing here asks.
     public_id = models.CharField(
-        _("id"), max_length=40, unique=True, editable=False, default=partial(new_public_id, "mem")
+        _("id"), max_length=40, editable=False, default=partial(new_public_id, "mem")
     )
     scope = models.ForeignKey(
-        "scopes.Scope", on_delete=models.PROTECT, related_name="memories", verbose_name=_("scope")
+        "scopes.Scope",
+        on_delete=models.PROTECT,
+        related_name="memories",
+        verbose_name=_("scope"),
+        db_index=False,  # memory_scope_recent starts with it
     )
     kind = models.ForeignKey(
-        MemoryKind, on_delete=models.PROTECT, related_name="memories", verbose_name=_("kind")
+        MemoryKind,
+        on_delete=models.PROTECT,
+        related_name="memories",
+        verbose_name=_("kind"),
+        db_index=False,
     )
     content = models.TextField(_("content"))
     content_original = models.TextField(_("original text"), blank=True, default="")
@@ -103,6 +114,7 @@ class Memory(models.Model):
         blank=True,
         related_name="+",
         verbose_name=_("forgotten by"),
+        db_index=False,
     )
     superseded_by = models.ForeignKey(
         "self",
@@ -111,11 +123,17 @@ class Memory(models.Model):
         blank=True,
         related_name="supersedes",
         verbose_name=_("superseded by"),
+        db_index=False,
     )
     superseded_at = models.DateTimeField(null=True, blank=True)
     restored_at = models.DateTimeField(_("restored"), null=True, blank=True)
     restored_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        db_index=False,
     )
     recall_count = models.PositiveIntegerField(default=0, editable=False)
     # The outer bounds of the validity periods: the start of the first (None: never valid, e.g.
@@ -142,6 +160,7 @@ class Memory(models.Model):
         verbose_name_plural = _("memories")
         ordering = ["-public_id"]
         constraints = [
+            models.UniqueConstraint(fields=["public_id"], name="memory_public_id_unique"),
             # Two writes of the same normalized text into one scope make one valid memory,
             # even when they race.
             models.UniqueConstraint(
@@ -154,6 +173,17 @@ class Memory(models.Model):
         # (memories.models.search), partitioned by scope: recall reads them there.
         indexes = [
             models.Index(fields=["scope", "valid", "-created_at"], name="memory_scope_recent"),
+            models.Index(fields=["kind"], name="memory_kind"),
+            # Who forgot, restored or superseded a memory is rarely set: only those rows, for
+            # the foreign keys' own lookups (a user or memory deleted).
+            *(
+                models.Index(
+                    fields=[column],
+                    name=f"memory_{column}",
+                    condition=Q(**{f"{column}__isnull": False}),
+                )
+                for column in ("forgotten_by", "restored_by", "superseded_by")
+            ),
             # The sections of context and briefings by kind (recent decisions, open loops): the
             # rows of those kinds only, however many episodes or facts the scopes hold.
             models.Index(
