@@ -168,6 +168,18 @@ def test_readyz_and_metrics_of_a_running_service(tmp_path):
         scrape = {"Authorization": "Bearer scrape-me"}
         status, headers, text = request(f"{served.url}/metrics", headers=scrape)
         assert status == 200 and headers["Content-Type"].startswith("text/plain")
+
+        def operations_counted() -> str | None:
+            """The scrape once both calls' operations are counted: each is counted with its
+            activity row, which is written after the answer is on its way."""
+            text = request(f"{served.url}/metrics", headers=scrape)[2]
+            counted = {
+                metric(text, "zm_operation_duration_seconds_count", operation=operation)
+                for operation in ("remember", "recall")
+            }
+            return text if None not in counted else None
+
+        text = wait_for(operations_counted, timeout=30, what="the operations counted")
         route = {"method": "POST", "route": "api/v1/memories", "status": "201"}
         assert metric(text, "zm_http_requests_total", **route) == 1
         assert metric(text, "zm_http_request_duration_seconds_count", route="api/v1/recall") == 1
