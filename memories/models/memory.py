@@ -32,9 +32,9 @@ from zeromemory.core.ids import new_public_id
 
 
 class Memory(models.Model):
-    # Unique by a constraint in Meta, and the foreign keys indexed there (or by an index that
-    # starts with their column): each index is written with every new memory, and a field's own
-    # index on a text column comes with a second one for LIKE that nothing here asks.
+    # Each index is written with every new memory. public_id is unique by a constraint in Meta
+    # (a field's own index on a text column comes with a second one, for LIKE, that nothing
+    # here asks), and the foreign keys below that say db_index=False are indexed there.
     public_id = models.CharField(
         _("id"), max_length=40, editable=False, default=partial(new_public_id, "mem")
     )
