@@ -148,6 +148,44 @@ def test_every_variable_the_server_reads_is_documented_and_in_env_example():
     assert not missing_example, f"not in .env.example: {', '.join(sorted(missing_example))}"
 
 
+def _literal_defaults() -> dict[str, object]:
+    """Each `env_int("ZM_…", 5)`-like call of the settings whose default is a literal."""
+    found: dict[str, object] = {}
+    for path in sorted((ROOT / "zeromemory").glob("settings*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id.startswith("env_")
+                and len(node.args) >= 2
+                and all(isinstance(arg, ast.Constant) for arg in node.args[:2])
+            ):
+                found[node.args[0].value] = node.args[1].value
+    return found
+
+
+def test_env_example_gives_the_settings_own_defaults():
+    """A value `.env.example` sets is the default the server would use without it, where that
+    default is written as a literal: copying the file changes nothing until someone edits it."""
+    defaults = _literal_defaults()
+    assert {"ZM_BULK_NICE", "ZM_WORKER_NICE"} <= set(defaults)
+    differ = []
+    for line in (ROOT / ".env.example").read_text(encoding="utf-8").splitlines():
+        name, sep, value = line.partition("=")
+        if not sep or not value or name not in defaults:
+            continue
+        default = defaults[name]
+        if isinstance(default, bool):
+            same = value.lower() == str(default).lower()
+        elif isinstance(default, int | float):
+            same = type(default)(value) == default
+        else:
+            same = value == default
+        if not same:
+            differ.append(f"{name}={value} (default {default!r})")
+    assert not differ, f".env.example differs from the settings: {', '.join(differ)}"
+
+
 def test_every_variable_documented_is_still_read_somewhere():
     """A row of docs/configuration.md names a variable some code (the server, its commands, the
     tests) still reads, so a removed setting leaves the page too."""
