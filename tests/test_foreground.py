@@ -8,6 +8,7 @@ make each other's batches wait; these tests point a child process at it."""
 from __future__ import annotations
 
 import json
+import os
 import random
 import signal
 import string
@@ -156,6 +157,42 @@ def test_without_its_file_a_request_is_answered_and_nothing_waits(tenancy, tmp_p
         assert client.post("/api/v1/memories", body, format="json").status_code == 201
         assert foreground.board().in_flight() == 0
         assert foreground.give_way() == 0
+
+
+# A process that counts a request on the file given, with nothing else in the way.
+COUNTER = """
+import sys
+from django.conf import settings
+settings.configure(FOREGROUND_FILE=sys.argv[1], FOREGROUND_WAIT_MS=200)
+from zeromemory.core import foreground
+with foreground.interactive():
+    print(foreground.board().in_flight(), foreground.give_way(), flush=True)
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a filesystem takes root")
+def test_on_a_full_disk_a_request_is_answered_and_nothing_waits(tmp_path):
+    """The file cannot get its blocks: the process counts nothing, and is not killed for writing
+    a page the disk has no room for."""
+    full = tmp_path / "full"
+    full.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4k", "tmpfs", str(full)], check=True)
+    try:
+        (full / "filler").write_bytes(b"x" * 4096)
+        with pytest.raises(OSError):
+            (full / "more").write_bytes(b"x")
+        counted = subprocess.run(
+            [sys.executable, "-c", COUNTER, str(full / "foreground")],
+            cwd=settings.BASE_DIR,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        subprocess.run(["umount", str(full)], check=True)
+    assert counted.returncode == 0, counted.stderr
+    assert [float(value) for value in counted.stdout.split()] == [0, 0]
+    assert "requests are not counted across processes" in counted.stderr
 
 
 def test_a_batch_embedded_beside_a_request_gets_the_vectors_it_gets_alone():

@@ -84,8 +84,10 @@ class Board:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
                 try:
-                    if os.fstat(fd).st_size < TABLE.size:  # done twice, the size is the same
-                        os.ftruncate(fd, TABLE.size)
+                    # The file's blocks reserved, not only its size set: a page of a sparse
+                    # file that the disk has no room for kills the process that writes it
+                    # (SIGBUS); here a full disk is an OSError. Done twice, nothing changes.
+                    os.posix_fallocate(fd, 0, TABLE.size)
                     self._map = mmap.mmap(fd, TABLE.size)
                 finally:
                     os.close(fd)
