@@ -11,11 +11,14 @@ lb      HAProxy, /readyz checks       .40:80
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import secrets
 import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -126,14 +129,32 @@ def preflight(cluster: Cluster) -> None:
         raise SystemExit(
             f"scripts/cluster needs {', '.join(missing)}; run: sh scripts/cluster-deps.sh"
         )
-    if cluster.state_dir.exists() or hosts.namespaces(cluster.prefix):
+    if hosts.namespaces(cluster.prefix) or hosts.links(cluster.prefix):
         raise SystemExit(f"a cluster {cluster.prefix!r} is up; run: scripts/cluster down")
+    if cluster.state_dir.exists():
+        # Files without hosts: a run killed before its `down`, or a machine restarted (the
+        # namespaces and links do not outlive it). Nothing runs there: they go.
+        shutil.rmtree(cluster.state_dir)
+
+
+@contextmanager
+def claimed(cluster: Cluster) -> Iterator[None]:
+    """Held from the preflight until the cluster's namespaces exist: another `up` of the same
+    cluster waits, then finds them, and never takes this one's new files for stale ones."""
+    lock = Path(tempfile.gettempdir()) / f"zmcluster-{cluster.prefix}.lock"
+    with open(lock, "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        yield
 
 
 def up(cluster: Cluster, log=print) -> None:
-    from scripts.zmcluster import apps, postgres
+    with claimed(cluster):
+        preflight(cluster)
+        _network(cluster)
+    _services(cluster, log)
 
-    preflight(cluster)
+
+def _network(cluster: Cluster) -> None:
     cluster.state_dir.mkdir(mode=0o755)
     cluster.state_dir.chmod(0o755)  # PostgreSQL's and PgBouncer's user must reach their files
     (cluster.state_dir / "secret_key").write_text(secrets.token_urlsafe(50))
@@ -142,6 +163,11 @@ def up(cluster: Cluster, log=print) -> None:
     hosts.create_network(cluster.prefix, f"{cluster.subnet}.1", 24)
     for host in cluster.all_hosts():
         hosts.create_host(cluster.prefix, host, 24)
+
+
+def _services(cluster: Cluster, log) -> None:
+    from scripts.zmcluster import apps, postgres
+
     log(f"network: {len(cluster.names)} namespaces on {cluster.network}")
     primary = postgres.primary(
         cluster.host("db1"), cluster.dir("db1"), port=PG_PORT, network=cluster.network
