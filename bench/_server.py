@@ -75,12 +75,51 @@ def start_server(
             probe = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
             probe.request("GET", "/healthz")
             if probe.getresponse().status == 200:
+                settled(server)
                 return server
         except OSError:
             pass
         time.sleep(0.5)
     server.terminate()
     raise SystemExit(f"the server did not answer /healthz in time; see {log.name}")
+
+
+def tree_cpu_seconds(root: int) -> float:
+    """The CPU time used so far by `root` and every process under it, from /proc."""
+    parents: dict[int, int] = {}
+    ticks: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:  # gone meanwhile
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()  # after the command's name
+        parents[int(entry)] = int(fields[1])
+        ticks[int(entry)] = int(fields[11]) + int(fields[12])  # utime + stime
+    tree, todo = set(), [root]
+    while todo:
+        pid = todo.pop()
+        tree.add(pid)
+        todo += [child for child, parent in parents.items() if parent == pid]
+    return sum(ticks.get(pid, 0) for pid in tree) / os.sysconf("SC_CLK_TCK")
+
+
+def settled(server: subprocess.Popen, *, share: float = 0.05, timeout: float = 90) -> None:
+    """Wait until the server's processes have finished starting: /healthz answers while the
+    web and bulk processes still load the model and check its traced graph (a core's worth for
+    about five seconds), and a bench timing requests then would time them beside that. Settled
+    when they use less than `share` of a core over a second."""
+    deadline = time.monotonic() + timeout
+    used = tree_cpu_seconds(server.pid)
+    while time.monotonic() < deadline:
+        time.sleep(1)
+        now = tree_cpu_seconds(server.pid)
+        if now - used < share:
+            return
+        used = now
+    print(f"the server's processes still used {now - used:.2f} of a core after {timeout:.0f} s")
 
 
 def stop_server(server: subprocess.Popen) -> None:
