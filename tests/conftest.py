@@ -104,6 +104,17 @@ def pytest_sessionfinish(session, exitstatus):
     embedded_db.stop_if_started_here()
 
 
+@pytest.fixture(autouse=True)
+def _connections_beside_closed():
+    """A write in a transaction of its own looks up near duplicates on a helper thread's
+    connection (zeromemory.core.beside): closed after each test, so that none is open when the
+    test database is flushed or dropped."""
+    yield
+    from zeromemory.core import beside
+
+    beside.close_all()
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _foreground_file_of_this_test_process(tmp_path_factory):
     """Each test process counts its requests in flight in a file of its own: the xdist workers

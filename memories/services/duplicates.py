@@ -11,10 +11,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
-from django.db import connection
+from django.db import DatabaseError, connection
 from django.utils import timezone
 
 from memories.models import Memory
+from zeromemory.core import beside
 from zeromemory.core.prepared import execute as execute_prepared
 from zeromemory.core.prepared import execute_then
 
@@ -100,13 +101,30 @@ def near_then(
     *,
     besides: Collection[int] = (),
     then: Sequence[tuple[str, Sequence[Any]]],
+    inserting: Collection[int],
 ) -> tuple[dict[int, list[SimilarMemory]], list[list[tuple]]]:
-    """`near_many`, and in the same message after it the statements `then` (the inserts of
-    these memories, which the lookup, running first, does not see): one round trip. Returns
-    the near duplicates and the rows each statement of `then` that answers rows answered."""
+    """`near_many`, and the statements `then` (the inserts of these memories, whose ids are
+    `inserting`), the lookup not seeing them. Returns the near duplicates and the rows each
+    statement of `then` that answers rows answered.
+
+    In a transaction of the caller's own, the lookup goes on another connection while this one
+    runs the inserts (`zeromemory.core.beside`): the search's graph walk and the new vector's
+    graph insert run on two cores at once. The other connection sees only what is committed,
+    so not the inserts; where it fails, the lookup runs here afterwards, leaving them out by id.
+    Otherwise the lookup goes first in the inserts' message: one round trip."""
+    sql, params = near_statement(prepared, besides=besides)
+    if not beside.alone(connection):
+        with connection.cursor() as cursor:
+            near, *answered = execute_then(cursor, sql, params, generic=True, then=then)
+        return near_found(prepared, near), answered
+    lookup = beside.Beside(sql, params, generic=True)
+    (first, values), *rest = then
     with connection.cursor() as cursor:
-        sql, params = near_statement(prepared, besides=besides)
-        near, *answered = execute_then(cursor, sql, params, generic=True, then=then)
+        answered = execute_then(cursor, first, values, generic=True, then=rest)
+    try:
+        near = lookup.rows()
+    except DatabaseError:
+        return near_many(prepared, besides=[*besides, *inserting]), answered
     return near_found(prepared, near), answered
 
 

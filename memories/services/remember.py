@@ -502,7 +502,10 @@ def _written_ahead(
         if windows_insert is not None:
             then.append((windows_insert.sql, windows_insert.params))
         found, answered = duplicates.near_then(
-            {index: fresh[index] for index in group}, besides=inserted, then=then
+            {index: fresh[index] for index in group},
+            besides=inserted,
+            then=then,
+            inserting=[rows[index].pk for index in group],
         )
         insert.rows_returned(answered[0])
         if windows_insert is not None:

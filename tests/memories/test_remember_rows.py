@@ -5,6 +5,7 @@ refer to), the identical lookup by key, the near lookup's kept plan."""
 
 from __future__ import annotations
 
+import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
@@ -139,3 +140,52 @@ def test_a_single_writes_rows_go_before_the_model_ends_and_lookup_and_insert_aft
     lookups = [q["sql"] for q in captured.captured_queries if _near_lookup_at(q["sql"]) >= 0]
     assert lookups and all('INSERT INTO "memories_memory"' not in sql for sql in lookups)
     assert Memory.objects.filter(scope__public_id=team).count() == 2
+
+
+def _terminate_other_sessions() -> int:
+    """End every other session of this test database (the helper threads' connections)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+        return cursor.fetchone()[0]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_in_its_own_transaction_a_write_looks_up_near_duplicates_beside_its_insert(
+    tenancy, kinds_seeded, owner, team
+):
+    """Committed before, a near duplicate is found by the lookup on the other connection, while
+    the request's connection inserts (the lookup is not in its messages); when that connection
+    fails, the lookup runs on the request's, still leaving the new memory out."""
+    first = remember(owner, "The nightly backup is copied to the cold bucket at 3am.", scope=team)
+    assert first.status_code == 201, first.json()
+    with CaptureQueriesContext(connection) as captured:
+        second = remember(
+            owner, "The nightly backup gets copied to the cold bucket at 3am.", scope=team
+        )
+    assert second.status_code == 201, second.json()
+    assert [item["id"] for item in second.json()["similar_existing"]] == [first.json()["id"]]
+    sent = [as_run(query["sql"]) for query in captured.captured_queries]
+    assert any('INSERT INTO "memories_memory"' in sql for sql in sent)
+    assert all(_near_lookup_at(sql) < 0 for sql in sent)
+
+    assert _terminate_other_sessions() >= 1
+    with CaptureQueriesContext(connection) as captured:
+        third = remember(
+            owner, "The nightly backup is copied into the cold bucket at 3am.", scope=team
+        )
+    assert third.status_code == 201, third.json()
+    similar = [item["id"] for item in third.json()["similar_existing"]]
+    assert sorted(similar) == sorted([first.json()["id"], second.json()["id"]])
+    assert third.json()["id"] not in similar
+    sent = [as_run(query["sql"]) for query in captured.captured_queries]
+    [lookup] = [sql for sql in sent if _near_lookup_at(sql) >= 0]
+    assert 'INSERT INTO "memories_memory"' not in lookup
+
+    # The next write opens another connection beside and finds all three there.
+    fourth = remember(owner, "The nightly backup is copied to the cold bucket at 3 am.", scope=team)
+    assert fourth.status_code == 201, fourth.json()
+    assert len(fourth.json()["similar_existing"]) == 3
+    assert Memory.objects.filter(scope__public_id=team).count() == 4
