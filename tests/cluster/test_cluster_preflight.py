@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import subprocess
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -19,29 +21,26 @@ pytestmark = [
     pytest.mark.skipif(bool(MISSING), reason=f"missing {MISSING}: sh scripts/cluster-deps.sh"),
 ]
 
-# A cluster of its own name, so that the drill's and the full cluster's are never touched.
-PROBE = deployment.Cluster(prefix="zmt", subnet="198.18.9", full=False)
 
-
-@pytest.fixture
-def stale_files():
-    (PROBE.state_dir / "db1").mkdir(parents=True)
-    PROBE.save()
-    yield PROBE.state_dir
-    deployment.down(PROBE)
-
-
-def test_the_files_of_a_cluster_whose_hosts_are_gone_are_cleared(stale_files):
-    with deployment.claimed(PROBE):
-        deployment.preflight(PROBE)
-    assert not stale_files.exists()
-
-
-def test_a_cluster_whose_hosts_are_up_is_refused_and_kept(stale_files):
-    subprocess.run(["ip", "netns", "add", "zmt-db1"], check=True)
+def test_stale_files_are_cleared_and_a_cluster_whose_hosts_are_up_is_refused():
+    # A name of this process's own: never the drill's or the full cluster's, nor another run's.
+    probe = deployment.Cluster(prefix=f"zt{os.getpid() % 1000}", subnet="198.18.9", full=False)
+    lock = Path(tempfile.gettempdir()) / f"zmcluster-{probe.prefix}.lock"
+    namespace = f"{probe.prefix}-db1"
     try:
-        with pytest.raises(SystemExit, match="a cluster 'zmt' is up"):
-            deployment.preflight(PROBE)
-        assert (stale_files / "cluster.json").exists()
+        (probe.state_dir / "db1").mkdir(parents=True)
+        probe.save()
+        with deployment.claimed(probe):
+            deployment.preflight(probe)
+        assert not probe.state_dir.exists()
+
+        probe.state_dir.mkdir()
+        probe.save()
+        subprocess.run(["ip", "netns", "add", namespace], check=True)
+        with pytest.raises(SystemExit, match=f"a cluster '{probe.prefix}' is up"):
+            deployment.preflight(probe)
+        assert (probe.state_dir / "cluster.json").exists()
     finally:
-        subprocess.run(["ip", "netns", "delete", "zmt-db1"], check=True)
+        subprocess.run(["ip", "netns", "delete", namespace], check=False, capture_output=True)
+        assert deployment.down(probe) == []
+        lock.unlink(missing_ok=True)
