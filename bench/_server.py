@@ -112,7 +112,7 @@ def settled(server: subprocess.Popen, *, share: float = 0.05, timeout: float = 9
     about five seconds), and a bench timing requests then would time them beside that. Settled
     when they use less than `share` of a core over a second."""
     deadline = time.monotonic() + timeout
-    used = tree_cpu_seconds(server.pid)
+    used = now = tree_cpu_seconds(server.pid)
     while time.monotonic() < deadline:
         time.sleep(1)
         now = tree_cpu_seconds(server.pid)

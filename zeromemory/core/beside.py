@@ -15,6 +15,7 @@ them (a test run's end, before its database is dropped).
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Sequence
@@ -28,6 +29,7 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 
 from zeromemory.core import prepared
 
+logger = logging.getLogger(__name__)
 _opened: set[BaseDatabaseWrapper] = set()
 _lock = threading.Lock()
 
@@ -75,7 +77,8 @@ def _read(sql: str, params: Sequence[Any], generic: bool) -> list[tuple]:
         with database.cursor() as cursor:
             prepared.execute(cursor, sql, params, generic=generic)
             return cursor.fetchall()
-    except DatabaseError:
+    except DatabaseError as error:
+        logger.warning("a read beside the transaction failed, run on its connection: %s", error)
         database.close()
         raise
 
