@@ -774,6 +774,10 @@ class EmbeddedAhead:
         given = tokenized(_flat(self._texts, window_lists))
         self._future = run_ahead(self._embedded, window_lists, given)
 
+    def embeds(self, texts: list[str]) -> bool:
+        """Whether these are the texts it embeds (in any order, each once)."""
+        return set(texts) == set(self._texts)
+
     def _embedded(self, window_lists: list[list[Window]], given: Tokenized | None) -> None:
         """In the helper thread: the passes, each one's finished texts handed over at its end."""
         try:

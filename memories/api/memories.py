@@ -8,6 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memories import selectors
+from memories.api import early_pass
 from memories.embeddings import SMALL_BATCH
 from memories.entities.given import ENTITIES_SCHEMA
 from memories.kinds import kind_for_slug
@@ -85,6 +86,26 @@ class MemoryListView(APIView):
         created_after = serializers.DateTimeField(required=False)
         created_before = serializers.DateTimeField(required=False)
 
+    started = None  # a remember's pass begun before its request's checks (`early_pass`)
+
+    def initial(self, request, *args, **kwargs):
+        """DRF's checks (authentication, permission, throttle), a remember's pass started
+        before them for a bearer that passed them lately (`early_pass`)."""
+        key = early_pass.bearer(request)
+        if key is None:
+            super().initial(request, *args, **kwargs)
+            return
+        if request.method == "POST":
+            self.started = early_pass.started(request, key=key)
+        try:
+            super().initial(request, *args, **kwargs)
+        except BaseException:
+            if self.started is not None:
+                self.started.drop()
+            early_pass.refused(key=key)
+            raise
+        early_pass.passed(key=key)
+
     @extend_schema(
         parameters=[Filters],
         responses=MemoryPageOut,
@@ -108,10 +129,16 @@ class MemoryListView(APIView):
         summary="Remember: write a memory (201), or absorb into an identical one (200)",
     )
     def post(self, request):
-        actor = actor_for_request(request)
-        body = validated(RememberIn, request.data)
-        remember = RememberInput(source_kind=SourceKind.REMEMBER, **body)
-        result = memory_remember(actor=actor, request=remember, render=RememberOut.rendered)
+        try:
+            actor = actor_for_request(request)
+            body = validated(RememberIn, request.data)
+            remember = RememberInput(source_kind=SourceKind.REMEMBER, **body)
+            result = memory_remember(
+                actor=actor, request=remember, render=RememberOut.rendered, started=self.started
+            )
+        finally:
+            if self.started is not None:
+                self.started.drop()
         code = status.HTTP_200_OK if result.deduplicated else status.HTTP_201_CREATED
         return render(RememberOut.answer(result), status=code)
 

@@ -246,10 +246,15 @@ class BatchItemResult:
 
 
 def memory_remember(
-    *, actor: Actor, request: RememberInput, render: Render | None = None
+    *,
+    actor: Actor,
+    request: RememberInput,
+    render: Render | None = None,
+    started: EmbeddedAhead | None = None,
 ) -> RememberResult:
-    """Remember one memory; raises DomainError for bad input or access."""
-    [item] = memory_remember_many(actor=actor, requests=[request], render=render)
+    """Remember one memory; raises DomainError for bad input or access. `started`: a pass begun
+    before the request was checked (`memories.api.early_pass`), used if it embeds this text."""
+    [item] = memory_remember_many(actor=actor, requests=[request], render=render, started=started)
     if item.error is not None:
         raise item.error
     return item.result
@@ -634,12 +639,18 @@ def _commit_each(
 
 @logs_remember
 def memory_remember_many(
-    *, actor: Actor, requests: list[RememberInput], render: Render | None = None
+    *,
+    actor: Actor,
+    requests: list[RememberInput],
+    render: Render | None = None,
+    started: EmbeddedAhead | None = None,
 ) -> list[BatchItemResult]:
     """Remember several memories; each succeeds or fails on its own. Embeds in one batch.
 
     `render` is how the caller answers a result: a request under an idempotency key needs it (its
-    record keeps the rendering, and its retry is answered the same)."""
+    record keeps the rendering, and its retry is answered the same). `started`: a small call's
+    pass begun before anything was checked, used where it embeds the texts `ahead_of_checks`
+    gives (its caller drops it)."""
     access.require_write_access(actor)
     # A batch is bulk work: the host's requests in flight go first, between its items and
     # before its passes of the model and its statements (within a bounded wait, once for the
@@ -658,7 +669,10 @@ def memory_remember_many(
     # A small call's model starts now, on the texts of the requests that are not replays
     # (`ahead_of_checks`), and runs while the checks below run here; a batch's starts after
     # them, once its texts are known good.
-    ahead = EmbeddedAhead(ahead_of_checks(requests, items, replays)) if allowance is None else None
+    ahead = None
+    if allowance is None:
+        texts = ahead_of_checks(requests, items, replays)
+        ahead = started if started is not None and started.embeds(texts) else EmbeddedAhead(texts)
     try:
         prepared: dict[int, Prepared] = {}
         scopes: dict[str, Scope | DomainError] = {}
