@@ -486,6 +486,8 @@ def _written_ahead(
         )
     # A small call's texts are one pass of the model: their insert is written now.
     whole = insert_with_ids(list(rows.values()), vectors_later={"embedding"}) if rows else None
+    if whole is not None:
+        whole.bound()
     similar: dict[int, list[duplicates.SimilarMemory]] = {}
     inserted: list[int] = []
     for group in embedded_in_passes({i: fresh[i].derived for i in fresh}, ahead=ahead):

@@ -6,6 +6,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import psycopg
 from django.db import connection, connections, router
 from django.db.models import Field, Model
 from django.db.models.constants import OnConflict
@@ -61,6 +62,22 @@ def ids_taken(model: type[Model], count: int) -> list[int]:
         return sorted(pk for (pk,) in cursor.fetchall())
 
 
+class Bound(bytes):
+    """A value already written as SQL by psycopg's own quoting (`Insert.bound`): sent as it is."""
+
+
+class _BoundDumper(psycopg.adapt.Dumper):
+    def dump(self, obj: Bound) -> bytes:
+        return bytes(obj)
+
+    def quote(self, obj: Bound) -> bytes:
+        return bytes(obj)
+
+
+# Every connection made from now on (Django's are made after the apps load this module).
+psycopg.adapters.register_dumper(Bound, _BoundDumper)
+
+
 @dataclass
 class Insert:
     """An insert of new rows of one model, written but not sent (`insert_with_ids`): its text
@@ -79,6 +96,18 @@ class Insert:
         if len(texts) != len(self.objs):
             raise ValueError(f"{len(texts)} vectors for {len(self.objs)} rows")
         self.params[self.vector_columns[name]] = list(texts)
+
+    def bound(self) -> None:
+        """Its values but the vectors still to give written as SQL now (each as psycopg binds it
+        on the client), so that sending it later binds only the vectors. A single remember's
+        insert is made while the model computes its vector, and binding its three dozen arrays
+        then took half a millisecond after the model."""
+        quoting = psycopg.ClientCursor(self.database.connection)
+        encoding = self.database.connection.info.encoding
+        later = set(self.vector_columns.values())
+        for index, value in enumerate(self.params):
+            if index not in later:
+                self.params[index] = Bound(quoting.mogrify("%s", [value]).encode(encoding))
 
     def rows_returned(self, rows: Sequence[Sequence[Any]]) -> None:
         """Set on each object what `bulk_create` sets: its id, its generated columns."""
