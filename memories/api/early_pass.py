@@ -1,11 +1,11 @@
-"""A single remember's model pass started while its request is still being authenticated.
+"""The model's pass of a request started while the request is still being authenticated.
 
-A single remember spent about two milliseconds before its pass began: the bearer's lookup, the
-throttle, parsing and validating the body. The pass does not need any of it, only the text, so
-for a bearer this process saw pass every check a short while ago (`SEEN_SECONDS`) the pass
-starts on the body's `content` as soon as the view is reached, on the other core, while this
-thread authenticates. The request's checks run as before and decide everything: the service uses
-the started pass only when the text it would embed is the same (`EmbeddedAhead.embeds`), and a
+A single remember, a recall and a build_context spent about two milliseconds before their pass
+began: the bearer's lookup, the throttle, parsing and validating the body. The pass needs none of
+it, only the text, so for a bearer this process saw pass every check a short while ago
+(`SEEN_SECONDS`) the pass starts on the body's text as soon as the view is reached, on the other
+core, while this thread authenticates. The request's checks run as before and decide everything:
+the service uses the started pass only when the text it would embed is the same one, and a
 request refused anywhere has its pass dropped, never stored or answered.
 
 An outsider cannot start a pass: only a bearer that passed authentication, permission and the
@@ -21,12 +21,15 @@ import json
 import threading
 import time
 from collections import OrderedDict
+from typing import Any, Protocol
 
 from django.conf import settings
 from rest_framework.request import Request
 
 from memories.canonical.content import clean_content
 from memories.embeddings import EmbeddedAhead
+from memories.recall import query_vector
+from memories.recall.inputs import MAX_QUERY_CHARS
 from zeromemory.core.errors import DomainError
 
 SEEN_SECONDS = 60.0
@@ -34,6 +37,10 @@ SEEN_BEARERS = 4096
 
 _seen: OrderedDict[bytes, float] = OrderedDict()
 _lock = threading.Lock()
+
+
+class Started(Protocol):
+    def drop(self) -> None: ...
 
 
 def bearer(request: Request) -> bytes | None:
@@ -44,29 +51,11 @@ def bearer(request: Request) -> bytes | None:
     return hashlib.sha256(header.encode("utf-8", "surrogatepass")).digest()
 
 
-def started(request: Request, *, key: bytes) -> EmbeddedAhead | None:
-    """The pass of the body's text, started for a bearer seen passing every check in the last
-    SEEN_SECONDS; else None (then the service starts it after the checks, as always)."""
+def known(key: bytes) -> bool:
+    """Whether the bearer passed every check here in the last SEEN_SECONDS."""
     with _lock:
         seen_at = _seen.get(key)
-    if seen_at is None or time.monotonic() - seen_at > SEEN_SECONDS:
-        return None
-    django_request = request._request
-    if django_request.content_type != "application/json":
-        return None
-    try:
-        # A body of a declared length within the limit only: reading it raises nothing then
-        if not 0 < int(django_request.META.get("CONTENT_LENGTH") or 0) <= settings.MAX_BODY_BYTES:
-            return None
-        body = json.loads(django_request.body)
-        text = clean_content(body.get("content") if isinstance(body, dict) else None)
-        # What the body's validation refuses is not embedded: NUL, a lone surrogate (raises
-        # UnicodeEncodeError, a ValueError).
-        if "\x00" in text or not text.encode("utf-8"):
-            return None
-    except (ValueError, RecursionError, DomainError, OSError):  # the view will say why
-        return None
-    return EmbeddedAhead([text])
+    return seen_at is not None and time.monotonic() - seen_at <= SEEN_SECONDS
 
 
 def passed(*, key: bytes) -> None:
@@ -82,3 +71,74 @@ def refused(*, key: bytes) -> None:
     """The bearer was refused before the view ran: it starts no pass until it passes again."""
     with _lock:
         _seen.pop(key, None)
+
+
+def body_text(request: Request, field: str) -> str | None:
+    """The JSON body's string `field` when it could be embedded (no NUL, no lone surrogate: what
+    validation refuses), else None; the view's own parsing says what is wrong with the rest."""
+    django_request = request._request
+    if django_request.content_type != "application/json":
+        return None
+    try:
+        # A body of a declared length within the limit only: reading it raises nothing then
+        if not 0 < int(django_request.META.get("CONTENT_LENGTH") or 0) <= settings.MAX_BODY_BYTES:
+            return None
+        body = json.loads(django_request.body)
+        text = body.get(field) if isinstance(body, dict) else None
+        if not isinstance(text, str) or "\x00" in text:
+            return None
+        text.encode("utf-8")  # a lone surrogate raises UnicodeEncodeError, a ValueError
+    except (ValueError, RecursionError, OSError):
+        return None
+    return text
+
+
+def remember_pass(request: Request) -> EmbeddedAhead | None:
+    """A single remember's: the pass of its content as it would be stored."""
+    try:
+        text = clean_content(body_text(request, "content"))
+    except DomainError:
+        return None
+    return EmbeddedAhead([text])
+
+
+def query_pass(field: str):
+    """A read's: the pass of its query (`field`) exactly as sent."""
+
+    def started(request: Request) -> query_vector.QueryVector | None:
+        text = body_text(request, field)
+        if text is None or not text.strip() or len(text) > MAX_QUERY_CHARS:
+            return None
+        return query_vector.begin(text)
+
+    return started
+
+
+class EarlyPass:
+    """For an APIView: its POST's pass (`start`, one of the above) started before DRF's checks
+    for a known bearer, in `self.started` for the handler to hand to its service, and dropped
+    once the request is answered, whether the service used it or not."""
+
+    start: Any = None  # staticmethod(remember_pass), staticmethod(query_pass(field))
+    started: Started | None = None
+
+    def initial(self, request, *args, **kwargs):
+        key = bearer(request)
+        if key is None:
+            super().initial(request, *args, **kwargs)
+            return
+        if request.method == "POST" and known(key):
+            self.started = self.start(request)
+        try:
+            super().initial(request, *args, **kwargs)
+        except BaseException:
+            refused(key=key)
+            raise
+        passed(key=key)
+
+    def dispatch(self, request, *args, **kwargs):
+        try:
+            return super().dispatch(request, *args, **kwargs)
+        finally:
+            if self.started is not None:
+                self.started.drop()

@@ -74,7 +74,7 @@ def _detail(actor: Actor, memory_id: str) -> Response:
     return render(MemoryDetailOut.of(selectors.memory_detail(actor=actor, public_id=memory_id)))
 
 
-class MemoryListView(APIView):
+class MemoryListView(early_pass.EarlyPass, APIView):
     class Filters(PagedQuery):
         scope = StrictCharField(required=False, max_length=40)
         kind = StrictCharField(required=False, max_length=32)
@@ -86,25 +86,7 @@ class MemoryListView(APIView):
         created_after = serializers.DateTimeField(required=False)
         created_before = serializers.DateTimeField(required=False)
 
-    started = None  # a remember's pass begun before its request's checks (`early_pass`)
-
-    def initial(self, request, *args, **kwargs):
-        """DRF's checks (authentication, permission, throttle), a remember's pass started
-        before them for a bearer that passed them lately (`early_pass`)."""
-        key = early_pass.bearer(request)
-        if key is None:
-            super().initial(request, *args, **kwargs)
-            return
-        if request.method == "POST":
-            self.started = early_pass.started(request, key=key)
-        try:
-            super().initial(request, *args, **kwargs)
-        except BaseException:
-            if self.started is not None:
-                self.started.drop()
-            early_pass.refused(key=key)
-            raise
-        early_pass.passed(key=key)
+    start = staticmethod(early_pass.remember_pass)
 
     @extend_schema(
         parameters=[Filters],
@@ -129,16 +111,12 @@ class MemoryListView(APIView):
         summary="Remember: write a memory (201), or absorb into an identical one (200)",
     )
     def post(self, request):
-        try:
-            actor = actor_for_request(request)
-            body = validated(RememberIn, request.data)
-            remember = RememberInput(source_kind=SourceKind.REMEMBER, **body)
-            result = memory_remember(
-                actor=actor, request=remember, render=RememberOut.rendered, started=self.started
-            )
-        finally:
-            if self.started is not None:
-                self.started.drop()
+        actor = actor_for_request(request)
+        body = validated(RememberIn, request.data)
+        remember = RememberInput(source_kind=SourceKind.REMEMBER, **body)
+        result = memory_remember(
+            actor=actor, request=remember, render=RememberOut.rendered, started=self.started
+        )
         code = status.HTTP_200_OK if result.deduplicated else status.HTTP_201_CREATED
         return render(RememberOut.answer(result), status=code)
 

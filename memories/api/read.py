@@ -18,6 +18,7 @@ from rest_framework.views import APIView
 
 from memories.activity import log as activity
 from memories.activity.schemas import ActivityOut, ActivityPageOut
+from memories.api import early_pass
 from memories.models import ActivityOperation, ActivityOutcome
 from memories.recall import benchmark, context, inputs, recall
 from memories.schemas import BenchmarkOut, ContextOut, RecallOut
@@ -38,7 +39,9 @@ class StrictIntegerField(serializers.IntegerField):
         return super().to_internal_value(data)
 
 
-class RecallView(APIView):
+class RecallView(early_pass.EarlyPass, APIView):
+    start = staticmethod(early_pass.query_pass("query"))
+
     @extend_schema(
         request=inputs.RecallRequest,
         responses=RecallOut,
@@ -46,12 +49,14 @@ class RecallView(APIView):
     )
     def post(self, request):
         actor = actor_for_request(request)
-        found = recall.answer_recall(actor=actor, arguments=request.data)
+        found = recall.answer_recall(actor=actor, arguments=request.data, started=self.started)
         # Answered, so the body held a query, which the answer repeats exactly as sent.
         return render(found.answer(request.data["query"]))
 
 
-class ContextView(APIView):
+class ContextView(early_pass.EarlyPass, APIView):
+    start = staticmethod(early_pass.query_pass("topic"))
+
     @extend_schema(
         request=inputs.ContextRequest,
         responses=ContextOut,
@@ -59,7 +64,7 @@ class ContextView(APIView):
     )
     def post(self, request):
         actor = actor_for_request(request)
-        result = context.answer_context(actor=actor, arguments=request.data)
+        result = context.answer_context(actor=actor, arguments=request.data, started=self.started)
         return render(result.answer())
 
 

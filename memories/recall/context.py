@@ -70,10 +70,16 @@ def build_context(
     return answer_context(actor=actor, arguments=arguments)
 
 
-def answer_context(*, actor: Actor, arguments: Mapping[str, Any] | ContextRequest) -> Context:
+def answer_context(
+    *,
+    actor: Actor,
+    arguments: Mapping[str, Any] | ContextRequest,
+    started: query_vector.QueryVector | None = None,
+) -> Context:
     """build_context for the arguments as a door received them (a REST body, MCP tool
     arguments) or as `build_context` passes them: parsed once, here, by `ContextRequest`.
-    Every call, refused ones included, writes one activity row."""
+    Every call, refused ones included, writes one activity row. `started`: the topic's pass
+    its view began before the checks (`query_vector.begin`)."""
     with logged_read(
         actor=actor,
         operation=ActivityOperation.BUILD_CONTEXT,
@@ -84,7 +90,7 @@ def answer_context(*, actor: Actor, arguments: Mapping[str, Any] | ContextReques
         topic, max_tokens, instant = request.topic, request.max_tokens, request.instant
         # The model embeds the topic while the scopes are checked, the other sections read and
         # which of their memories are disputed (query_vector.py); the search marks its own rows.
-        vector = query_vector.begin(topic)
+        vector = query_vector.begin(topic, started=started)
         selection = select_scopes(actor=actor, scopes=request.scopes)
         others = other_sections(selection, max_tokens, instant)
         around = [*others.rules, others.recent, others.open_loops]

@@ -40,6 +40,12 @@ class QueryVector:
             given = embeddings.tokenized([query])
             self._future = embeddings.run_ahead(embeddings.embed_query, query, given=given)
 
+    def drop(self) -> None:
+        """Not needed after all (the request was refused): a pass not started yet does not
+        start."""
+        if self._future is not None:
+            self._future.cancel()
+
     def result(self) -> list[float]:
         """The vector (waits for the helper's pass; its error, if any, is raised here)."""
         if self._vector is None:
@@ -48,6 +54,10 @@ class QueryVector:
         return self._vector
 
 
-def begin(query: str) -> QueryVector:
-    """Start embedding the query exactly as it arrived; `.result()` when the vector is needed."""
+def begin(query: str, *, started: QueryVector | None = None) -> QueryVector:
+    """Start embedding the query exactly as it arrived; `.result()` when the vector is needed.
+    `started`: the pass its view began before the request was checked
+    (`memories.api.early_pass`), taken when it embeds this same string."""
+    if started is not None and started.query == query:
+        return started
     return QueryVector(query)

@@ -466,12 +466,17 @@ def recall(
 
 
 def answer_recall(
-    *, actor: Actor, arguments: Mapping[str, Any] | RecallRequest, mode: str = "hybrid"
+    *,
+    actor: Actor,
+    arguments: Mapping[str, Any] | RecallRequest,
+    mode: str = "hybrid",
+    started: query_vector.QueryVector | None = None,
 ) -> Found:
     """recall for the arguments as a door received them (a REST body, MCP tool arguments) or
     as `recall` passes them: parsed once, here, by `RecallRequest`. Every call, refused ones
     included, writes one activity row; a recall that found nothing relevant is logged as empty
-    (the insights' queries that found nothing), the nearest it answered anyway included."""
+    (the insights' queries that found nothing), the nearest it answered anyway included.
+    `started`: the query's pass its view began before the checks (`query_vector.begin`)."""
     with logged_read(
         actor=actor,
         operation=ActivityOperation.RECALL,
@@ -483,7 +488,7 @@ def answer_recall(
         kind_slugs = validate_kinds(request.kinds)
         # The model starts on the query now, and the scopes are checked while it computes the
         # vector (query_vector.py).
-        vector = query_vector.begin(request.query) if mode != "fulltext" else None
+        vector = query_vector.begin(request.query, started=started) if mode != "fulltext" else None
         selection = select_scopes(actor=actor, scopes=request.scopes)
         found = search_found(
             query=request.query,

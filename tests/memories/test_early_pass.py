@@ -1,6 +1,7 @@
-"""A single remember's model pass started before its request's checks, for a bearer that passed
-them lately (`memories.api.early_pass`): used when its text is the one written, never for an
-outsider, forgotten for a bearer once refused, and no answer changes."""
+"""A request's model pass started before its checks, for a bearer that passed them lately
+(`memories.api.early_pass`): a single remember's, a recall's and a build_context's, used when its
+text is the one the service embeds, never for an outsider, forgotten for a bearer once refused,
+and no answer changes."""
 
 from __future__ import annotations
 
@@ -12,9 +13,10 @@ from rest_framework.test import APIClient
 from memories import embeddings
 from memories.api import early_pass
 from memories.models import Memory
+from memories.recall import query_vector
 from scopes.models import ApiToken
 from scopes.services import hash_token_secret, token_revoke
-from tests.factories import make_token
+from tests.factories import make_scope, make_token
 from zeromemory.core.actor import Actor
 
 TEXT = "The staging database is reset every Sunday night at 02:00 UTC."
@@ -149,3 +151,58 @@ def test_a_known_bearers_bad_body_is_answered_as_before(tenancy, body, content_t
     assert response.json()["error"]["code"]
     assert Memory.objects.count() == 1
     assert remember(writer, TEXT).status_code == 201
+
+
+@pytest.fixture
+def query_passes(monkeypatch):
+    """Every query's pass made from here on, as (started before the checks, the pass)."""
+    made: list[list] = []
+    original = query_vector.QueryVector.__init__
+
+    def counted(self, query):
+        original(self, query)
+        made.append([False, self])
+
+    def early_begin(query, *, started=None):
+        vector = query_vector.begin(query, started=started)
+        made[-1][0] = True
+        return vector
+
+    monkeypatch.setattr(query_vector.QueryVector, "__init__", counted)
+    monkeypatch.setattr(early_pass, "query_vector", type("M", (), {"begin": early_begin}))
+    return made
+
+
+@pytest.mark.parametrize(
+    ("path", "field"), [("/api/v1/recall", "query"), ("/api/v1/context", "topic")]
+)
+def test_a_known_bearers_read_embeds_its_query_once_before_its_checks(
+    tenancy, query_passes, path, field
+):
+    writer = client_of(make_token(tenancy.writer))
+    written = remember(writer, TEXT, scope=tenancy.team.public_id)
+    assert written.status_code == 201
+    writer = client_of(make_token(tenancy.writer))  # a bearer not seen yet
+    first = writer.post(path, {field: "when is staging reset?"}, format="json")
+    assert first.status_code == 200, first.json()
+    assert [early for early, _ in query_passes] == [False]
+
+    again = writer.post(path, {field: "when is the staging database reset"}, format="json")
+
+    assert again.status_code == 200, again.json()
+    assert [early for early, _ in query_passes] == [False, True]  # one pass, the early one
+    assert written.json()["id"] in again.content.decode()
+
+
+def test_a_known_bearers_refused_read_drops_its_pass(tenancy, query_passes):
+    reader = client_of(make_token(tenancy.reader))
+    assert reader.post("/api/v1/recall", {"query": "staging"}, format="json").status_code == 200
+    other = make_scope(owner=tenancy.owner, slug="elsewhere")
+    refused = reader.post(
+        "/api/v1/recall", {"query": "staging", "scopes": [other.public_id]}, format="json"
+    )
+    assert refused.status_code == 404, refused.json()
+    assert [early for early, _ in query_passes] == [False, True]  # started, dropped unused
+    # refused by the service, not by the checks: the bearer is still known
+    assert reader.post("/api/v1/recall", {"query": "staging"}, format="json").status_code == 200
+    assert [early for early, _ in query_passes] == [False, True, True]
