@@ -68,6 +68,8 @@ _tokenizing = threading.Lock()  # the model's tokenizer, shared by passes side b
 _thread_limit: int | None = None  # a task process's bound (memories.background)
 # The pass this thread runs, when it is bulk work: what is left of its wait for requests.
 _pass = threading.local()
+# How long a request waits, at most, for the pass it handed to a helper to begin (`run_ahead`).
+HANDOFF_SECONDS = 0.002
 
 
 class FairLock:
@@ -541,6 +543,8 @@ def embed_texts(
             traced = _encoder() if short else None
             try:
                 if traced is not None and traced.takes(features):
+                    if (began := getattr(_pass, "began", None)) is not None:
+                        began.set()
                     output = traced.vectors(features)
                 else:
                     output = _module_vectors(model, features)
@@ -739,14 +743,28 @@ def run_ahead(function: Callable[..., T], /, *args: Any, **kwargs: Any) -> Futur
     the pass releases the interpreter and runs on the other core while the request goes on with
     what needs no vector. It is interactive when the request is (it never waits for the host's
     requests in flight, its own included) and bulk when the request stepped back: a request that
-    will embed a batch steps back in its own thread before (`foreground.on_behalf`)."""
+    will embed a batch steps back in its own thread before (`foreground.on_behalf`).
+
+    An interactive request waits (HANDOFF_SECONDS at most) until the helper has entered the
+    model's graph, which runs without the interpreter: the helper needs the interpreter for a
+    tenth of a millisecond to get there, and the request's own Python (its authentication,
+    its checks) held it for half a millisecond or more before it could."""
     interactive = foreground.is_interactive()
+    began = threading.Event()
 
     def run() -> T:
-        with foreground.on_behalf(interactive=interactive):
-            return function(*args, **kwargs)
+        _pass.began = began
+        try:
+            with foreground.on_behalf(interactive=interactive):
+                return function(*args, **kwargs)
+        finally:
+            _pass.began = None
+            began.set()
 
-    return _ahead_pool().submit(run)
+    future = _ahead_pool().submit(run)
+    if interactive:
+        began.wait(HANDOFF_SECONDS)
+    return future
 
 
 class EmbeddedAhead:
