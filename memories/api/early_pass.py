@@ -29,7 +29,7 @@ from rest_framework.request import Request
 from memories.canonical.content import clean_content
 from memories.embeddings import EmbeddedAhead
 from memories.recall import query_vector
-from memories.recall.inputs import MAX_QUERY_CHARS
+from memories.recall.inputs import ReadRequest, validate_kinds
 from zeromemory.core.errors import DomainError
 
 SEEN_SECONDS = 60.0
@@ -73,9 +73,8 @@ def refused(*, key: bytes) -> None:
         _seen.pop(key, None)
 
 
-def body_text(request: Request, field: str) -> str | None:
-    """The JSON body's string `field` when it could be embedded (no NUL, no lone surrogate: what
-    validation refuses), else None; the view's own parsing says what is wrong with the rest."""
+def body_of(request: Request) -> dict | None:
+    """The JSON object of the body, or None; the view's own parsing says what is wrong."""
     django_request = request._request
     if django_request.content_type != "application/json":
         return None
@@ -84,32 +83,40 @@ def body_text(request: Request, field: str) -> str | None:
         if not 0 < int(django_request.META.get("CONTENT_LENGTH") or 0) <= settings.MAX_BODY_BYTES:
             return None
         body = json.loads(django_request.body)
-        text = body.get(field) if isinstance(body, dict) else None
-        if not isinstance(text, str) or "\x00" in text:
-            return None
-        text.encode("utf-8")  # a lone surrogate raises UnicodeEncodeError, a ValueError
     except (ValueError, RecursionError, OSError):
         return None
-    return text
+    return body if isinstance(body, dict) else None
 
 
 def remember_pass(request: Request) -> EmbeddedAhead | None:
-    """A single remember's: the pass of its content as it would be stored."""
+    """A single remember's: the pass of its content as it would be stored, when its text could
+    be (no NUL, no lone surrogate: what the body's validation refuses)."""
+    body = body_of(request)
+    content = body.get("content") if body is not None else None
     try:
-        text = clean_content(body_text(request, "content"))
-    except DomainError:
+        text = clean_content(content)
+        text.encode("utf-8")  # a lone surrogate raises UnicodeEncodeError, a ValueError
+    except (DomainError, ValueError):
+        return None
+    if "\x00" in text:
         return None
     return EmbeddedAhead([text])
 
 
-def query_pass(field: str):
-    """A read's: the pass of its query (`field`) exactly as sent."""
+def query_pass(model: type[ReadRequest], field: str):
+    """A read's: the pass of its query (`field`) exactly as sent, once the arguments are valid
+    by the read's own request model and its kinds known (what a refused read never runs)."""
 
     def started(request: Request) -> query_vector.QueryVector | None:
-        text = body_text(request, field)
-        if text is None or not text.strip() or len(text) > MAX_QUERY_CHARS:
+        body = body_of(request)
+        if body is None:
             return None
-        return query_vector.begin(text)
+        try:
+            parsed = model.parse(body)
+            validate_kinds(getattr(parsed, "kinds", None))
+        except DomainError:
+            return None
+        return query_vector.begin(getattr(parsed, field))
 
     return started
 

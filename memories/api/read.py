@@ -40,7 +40,7 @@ class StrictIntegerField(serializers.IntegerField):
 
 
 class RecallView(early_pass.EarlyPass, APIView):
-    start = staticmethod(early_pass.query_pass("query"))
+    start = staticmethod(early_pass.query_pass(inputs.RecallRequest, "query"))
 
     @extend_schema(
         request=inputs.RecallRequest,
@@ -55,7 +55,7 @@ class RecallView(early_pass.EarlyPass, APIView):
 
 
 class ContextView(early_pass.EarlyPass, APIView):
-    start = staticmethod(early_pass.query_pass("topic"))
+    start = staticmethod(early_pass.query_pass(inputs.ContextRequest, "topic"))
 
     @extend_schema(
         request=inputs.ContextRequest,

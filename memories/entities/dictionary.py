@@ -9,29 +9,52 @@ the read path (`entities_named`, for recall) share it; neither calls an LLM.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import cache
 
-from django.db.models.expressions import RawSQL
+from django.db import connections, router
 
 from memories.entities.detect import scanned
 from memories.entities.names import MAX_MERGE_HOPS, dictionary_hits, text_keys
 from memories.models import Entity, EntityAlias
+from zeromemory.core import prepared
+
+
+@cache
+def _aliases_statement() -> str:
+    """The aliases of some keys in some scopes with their entities: what the ORM's
+    `select_related("entity")` reads, as one statement written once (the ORM compiling the query
+    on every write took longer than the indexed lookup ran). The columns are the models' own."""
+    columns = [f'a."{f.column}"' for f in EntityAlias._meta.concrete_fields]
+    columns += [f'e."{f.column}"' for f in Entity._meta.concrete_fields]
+    return (
+        f"SELECT {', '.join(columns)}"  # noqa: S608 - the models' names; the keys are values
+        f' FROM "{EntityAlias._meta.db_table}" a JOIN "{Entity._meta.db_table}" e'
+        ' ON e."id" = a."entity_id"'
+        ' WHERE a."scope_id" = ANY(%s::bigint[]) AND a."normalized" = ANY(%s::text[])'
+    )
 
 
 def aliases_found(pairs: set[tuple[int, str]]) -> dict[tuple[int, str], EntityAlias]:
-    """The alias rows of these (scope id, key) pairs that exist, with their entities: one query."""
+    """The alias rows of these (scope id, key) pairs that exist, with their entities: one query
+    (prepared on the connection, `zeromemory.core.prepared`)."""
     if not pairs:
         return {}
-    # The keys as one array parameter: an `IN (%s, %s, …)` of a text's hundred n-grams costs
-    # more to build than the indexed lookup takes to run.
-    rows = EntityAlias.objects.filter(
-        scope_id__in=sorted({scope_id for scope_id, _ in pairs}),
-        normalized__in=RawSQL("SELECT unnest(%s::text[])", (sorted({key for _, key in pairs}),)),
-    ).select_related("entity")
-    return {
-        (row.scope_id, row.normalized): row
-        for row in rows
-        if (row.scope_id, row.normalized) in pairs
-    }
+    scope_ids = sorted({scope_id for scope_id, _ in pairs})
+    keys = sorted({key for _, key in pairs})  # an array: a text's hundred n-grams are one value
+    alias = router.db_for_read(EntityAlias)
+    with connections[alias].cursor() as cursor:
+        prepared.execute(cursor, _aliases_statement(), [scope_ids, keys])
+        rows = cursor.fetchall()
+    alias_fields = [f.attname for f in EntityAlias._meta.concrete_fields]
+    entity_fields = [f.attname for f in Entity._meta.concrete_fields]
+    split = len(alias_fields)
+    found = {}
+    for row in rows:
+        entry = EntityAlias.from_db(alias, alias_fields, row[:split])
+        if (entry.scope_id, entry.normalized) in pairs:
+            entry.entity = Entity.from_db(alias, entity_fields, row[split:])
+            found[(entry.scope_id, entry.normalized)] = entry
+    return found
 
 
 def resolved(entities: Iterable[Entity]) -> dict[int, Entity]:

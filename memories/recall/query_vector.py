@@ -6,8 +6,10 @@ runs with one torch thread and releases the interpreter while it computes, so wh
 that statement (the scopes' row count and the search's text statement, its full-text leg; for
 build_context also the rules, the recent decisions and the open loops) runs on the request's
 thread meanwhile, on the other core. `begin` is called once the request is authenticated, its
-call counted by the rate limit and its arguments found valid; its scopes are checked while the
-model runs (their statement took half a millisecond before the pass could begin). A call asking
+call counted by the rate limit and its arguments found valid; for a bearer that passed those
+checks here lately, its view begins it before they run again, once the same request model found
+the arguments valid (`memories.api.early_pass`). Its scopes are checked while the model runs
+(their statement took half a millisecond before the pass could begin). A call asking
 for a scope it may not read drops its vector unused: it made the model run on a text of its
 own, as any caller who can read a scope could by recalling it, and under the same rate limit.
 

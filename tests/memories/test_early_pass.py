@@ -206,3 +206,25 @@ def test_a_known_bearers_refused_read_drops_its_pass(tenancy, query_passes):
     # refused by the service, not by the checks: the bearer is still known
     assert reader.post("/api/v1/recall", {"query": "staging"}, format="json").status_code == 200
     assert [early for early, _ in query_passes] == [False, True, True]
+
+
+@pytest.mark.parametrize(
+    ("path", "field", "refused"),
+    [
+        ("/api/v1/recall", "query", {"k": 0}),
+        ("/api/v1/recall", "query", {"unknown": True}),
+        ("/api/v1/recall", "query", {"kinds": ["no-such-kind"]}),
+        ("/api/v1/context", "topic", {"max_tokens": 1}),
+        ("/api/v1/recall", "query", {"query": "   "}),
+    ],
+)
+def test_a_known_bearers_refused_arguments_start_no_pass(
+    tenancy, query_passes, path, field, refused
+):
+    """A read's arguments are checked by its own request model before its pass starts: refused
+    arguments never run the model, known bearer or not."""
+    writer = client_of(make_token(tenancy.writer))
+    assert writer.get("/api/v1/memories").status_code == 200  # known from here on
+    response = writer.post(path, {field: "staging", **refused}, format="json")
+    assert response.status_code == 400, response.json()
+    assert query_passes == []
