@@ -121,10 +121,11 @@ def query_pass(model: type[ReadRequest], field: str):
     return started
 
 
+# For an APIView: its POST's pass (`start`, one of the above) started before DRF's checks for a
+# known bearer, in `self.started` for the handler to hand to its service, and dropped once the
+# request is answered, whether the service used it or not. (A comment, not a docstring: the
+# API's schema takes a view's inherited docstring as its operation's description.)
 class EarlyPass:
-    """For an APIView: its POST's pass (`start`, one of the above) started before DRF's checks
-    for a known bearer, in `self.started` for the handler to hand to its service, and dropped
-    once the request is answered, whether the service used it or not."""
 
     start: Any = None  # staticmethod(remember_pass), staticmethod(query_pass(field))
     started: Started | None = None
