@@ -126,8 +126,7 @@ def query_pass(model: type[ReadRequest], field: str):
 # request is answered, whether the service used it or not. (A comment, not a docstring: the
 # API's schema takes a view's inherited docstring as its operation's description.)
 class EarlyPass:
-
-    start: Any = None  # staticmethod(remember_pass), staticmethod(query_pass(field))
+    start: Any = None  # staticmethod(remember_pass), staticmethod(query_pass(model, field))
     started: Started | None = None
 
     def initial(self, request, *args, **kwargs):
