@@ -541,10 +541,10 @@ def embed_texts(
             else:
                 features = _model_input(in_pass)
             traced = _encoder() if short else None
+            if (began := getattr(_pass, "began", None)) is not None:
+                began.set()  # the request that handed this pass over goes on (`run_ahead`)
             try:
                 if traced is not None and traced.takes(features):
-                    if (began := getattr(_pass, "began", None)) is not None:
-                        began.set()
                     output = traced.vectors(features)
                 else:
                     output = _module_vectors(model, features)
@@ -745,10 +745,10 @@ def run_ahead(function: Callable[..., T], /, *args: Any, **kwargs: Any) -> Futur
     requests in flight, its own included) and bulk when the request stepped back: a request that
     will embed a batch steps back in its own thread before (`foreground.on_behalf`).
 
-    An interactive request waits (HANDOFF_SECONDS at most) until the helper has entered the
-    model's graph, which runs without the interpreter: the helper needs the interpreter for a
-    tenth of a millisecond to get there, and the request's own Python (its authentication,
-    its checks) held it for half a millisecond or more before it could."""
+    An interactive request waits (HANDOFF_SECONDS at most) until the helper is about to enter
+    the model, whose traced graph runs without the interpreter: the helper needs the interpreter
+    for a tenth of a millisecond to get there, and the request's own Python (its
+    authentication, its checks) held it for half a millisecond or more before it could."""
     interactive = foreground.is_interactive()
     began = threading.Event()
 

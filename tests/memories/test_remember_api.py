@@ -379,3 +379,15 @@ def test_a_refused_caller_gets_the_same_answer_and_writes_nothing(tenancy, api, 
     foreign = remember(api(tenancy.outsider), text, scope=tenancy.team.public_id)
     assert foreign.status_code == 404 and foreign.json()["error"]["code"] == "not_found"
     assert Memory.objects.count() == 0 and Provenance.objects.count() == 0
+
+
+def test_a_texts_sql_characters_are_stored_as_written(tenancy, owner):
+    """A single write's values are written as SQL while the model runs (`sql.Insert.bound`):
+    quotes, backslashes, percent signs and placeholders in them stay text."""
+    content = "It's 100% done: O'Brien said \\ 'ok' %s %(name)s $1 '); DROP TABLE x; --"
+    response = remember(owner, content, scope=tenancy.team.public_id, conversation_id="c%s'1")
+    assert response.status_code == 201, response.json()
+    memory = Memory.objects.get(public_id=response.json()["id"])
+    assert memory.content == content
+    assert memory.provenance.get().conversation_id == "c%s'1"
+    assert owner.get(f"/api/v1/memories/{memory.public_id}").json()["content"] == content

@@ -63,7 +63,8 @@ def ids_taken(model: type[Model], count: int) -> list[int]:
 
 
 class Bound(bytes):
-    """A value already written as SQL by psycopg's own quoting (`Insert.bound`): sent as it is."""
+    """A value already written as SQL by psycopg's own quoting (`Insert.bound`): sent as it is,
+    by a cursor that binds on the client (Django's, as this project configures it)."""
 
 
 class _BoundDumper(psycopg.adapt.Dumper):
