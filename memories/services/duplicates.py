@@ -102,6 +102,7 @@ def near_then(
     besides: Collection[int] = (),
     then: Sequence[tuple[str, Sequence[Any]]],
     inserting: Collection[int],
+    commit: bool = False,
 ) -> tuple[dict[int, list[SimilarMemory]], list[list[tuple]]]:
     """`near_many`, and the statements `then` (the inserts of these memories, whose ids are
     `inserting`), the lookup not seeing them. Returns the near duplicates and the rows each
@@ -109,22 +110,25 @@ def near_then(
 
     In a transaction of the caller's own, the lookup goes on another connection while this one
     runs the inserts (`zeromemory.core.beside`): the search's graph walk and the new vector's
-    graph insert run on two cores at once. The other connection sees only what is committed,
-    so not the inserts; where it fails, the lookup runs here afterwards, leaving them out by id.
-    Otherwise the lookup goes first in the inserts' message: one round trip."""
-    sql, params = near_statement(prepared, besides=besides)
+    graph insert run on two cores at once. The lookup leaves the inserted ids out, so it does
+    not see them even once they are committed; where it fails, it runs here afterwards.
+    `commit`: then the inserts' message commits the transaction too (`execute_then`), the
+    caller having nothing left to write in it. Otherwise (inside a caller's transaction) the
+    lookup goes first in the inserts' message: one round trip, and no commit."""
     if not beside.alone(connection):
+        sql, params = near_statement(prepared, besides=besides)
         with connection.cursor() as cursor:
             near, *answered = execute_then(cursor, sql, params, generic=True, then=then)
         return near_found(prepared, near), answered
-    lookup = beside.Beside(sql, params, generic=True)
+    besides = [*besides, *inserting]
+    lookup = beside.Beside(*near_statement(prepared, besides=besides), generic=True)
     (first, values), *rest = then
     with connection.cursor() as cursor:
-        answered = execute_then(cursor, first, values, generic=True, then=rest)
+        answered = execute_then(cursor, first, values, generic=True, then=rest, commit=commit)
     try:
         near = lookup.rows()
     except DatabaseError:
-        return near_many(prepared, besides=[*besides, *inserting]), answered
+        return near_many(prepared, besides=besides), answered
     return near_found(prepared, near), answered
 
 

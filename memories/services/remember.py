@@ -351,7 +351,14 @@ def _commit(
                 actor, prepared, items, rows, existing, first_of, known, ahead
             )
         else:
-            created = _written_ahead(actor, prepared, items, rows, existing, first_of, known, ahead)
+            # Nothing is left to write after the memories' insert when every item is new and
+            # none has an idempotency key: the insert's message commits (`near_then`).
+            last = len(fresh) == len(prepared) and not stale and not any(
+                item.request.idempotency_key for item in prepared.values()
+            )
+            created = _written_ahead(
+                actor, prepared, items, rows, existing, first_of, known, ahead, commits=last
+            )
         memories_confirmed(ids=_absorbed_ids(prepared, items, created))
         if stale:
             IdempotencyRecord.objects.filter(id__in=stale).delete()
@@ -450,6 +457,8 @@ def _written_ahead(
     first_of: dict[tuple[int, str], int],
     known: dict,
     ahead: EmbeddedAhead | None,
+    *,
+    commits: bool,
 ) -> dict[int, Memory]:
     """A small call's write when no new item asks to be absorbed by a near duplicate: what is
     written does not depend on the near lookup's answer, so everything but the vectors is made
@@ -458,7 +467,8 @@ def _written_ahead(
     insert but its vectors); the rows that refer to the memories are sent then, and once the
     vectors are in, the near lookup and the memories' inserts go in one message. The lookup runs
     first in it, so it sees only the memories stored before this write, as when it was a round
-    trip of its own."""
+    trip of its own. `commits`: the transaction has nothing to write after that message, which
+    then commits it when it holds every memory's insert."""
     fresh = {index: prepared[index] for index in rows}
     for memory, pk in zip(rows.values(), ids_taken(Memory, len(rows)), strict=True):
         memory.id = pk
@@ -513,6 +523,7 @@ def _written_ahead(
             besides=inserted,
             then=then,
             inserting=[rows[index].pk for index in group],
+            commit=commits and insert is whole,
         )
         insert.rows_returned(answered[0])
         if windows_insert is not None:

@@ -5,6 +5,7 @@ refer to), the identical lookup by key, the near lookup's kept plan."""
 
 from __future__ import annotations
 
+import psycopg
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -189,3 +190,90 @@ def test_in_its_own_transaction_a_write_looks_up_near_duplicates_beside_its_inse
     assert fourth.status_code == 201, fourth.json()
     assert len(fourth.json()["similar_existing"]) == 3
     assert Memory.objects.filter(scope__public_id=team).count() == 4
+
+
+@pytest.mark.django_db(transaction=True)
+def test_in_its_own_transaction_a_new_memorys_insert_commits_it(tenancy, kinds_seeded, owner, team):
+    """Nothing is left to write after the insert of a new memory without an idempotency key:
+    the insert's message ends with COMMIT, and the write is whole for any other connection.
+    With a key, the key's record is written after the insert, and the message does not commit."""
+    with CaptureQueriesContext(connection) as captured:
+        response = remember(owner, "Release tags are signed with the team's GPG key.", scope=team)
+    assert response.status_code == 201, response.json()
+    sent = [as_run(query["sql"]) for query in captured.captured_queries]
+    [message] = [sql for sql in sent if 'INSERT INTO "memories_memory"' in sql]
+    assert message.rstrip().endswith("COMMIT")
+    with psycopg.connect(**connection.get_connection_params()) as other:
+        written = other.execute(
+            "SELECT m.embedding IS NOT NULL, count(DISTINCT p.id), count(DISTINCT v.id)"
+            " FROM memories_memory m JOIN memories_provenance p ON p.memory_id = m.id"
+            " JOIN memories_validityperiod v ON v.memory_id = m.id WHERE m.public_id = %s"
+            " GROUP BY m.id",
+            [response.json()["id"]],
+        ).fetchone()
+    assert written == (True, 1, 1)
+
+    with CaptureQueriesContext(connection) as captured:
+        keyed = remember(
+            owner,
+            "Release notes are drafted from merged pull requests.",
+            scope=team,
+            idempotency_key="notes-1",
+        )
+    assert keyed.status_code == 201, keyed.json()
+    sent = [as_run(q["sql"]) for q in captured.captured_queries]
+    [message] = [sql for sql in sent if 'INSERT INTO "memories_memory"' in sql]
+    assert not message.rstrip().endswith("COMMIT")
+    again = remember(
+        owner,
+        "Release notes are drafted from merged pull requests.",
+        scope=team,
+        idempotency_key="notes-1",
+    )
+    assert again.status_code == 201 and again.json()["id"] == keyed.json()["id"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_write_whose_committing_message_fails_leaves_nothing(tenancy, kinds_seeded, owner, team):
+    """The rows sent before the memory's insert (provenance, validity, mentions, new entities)
+    are rolled back with it when its message fails, its COMMIT not run."""
+    counts = _counts()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "CREATE FUNCTION zm_test_refuse() RETURNS trigger LANGUAGE plpgsql AS $$"
+            " BEGIN IF NEW.content LIKE '%%refused by the test%%' THEN"
+            " RAISE EXCEPTION 'refused by the test'; END IF; RETURN NEW; END $$"
+        )
+        cursor.execute(
+            "CREATE TRIGGER zm_test_refuse BEFORE INSERT ON memories_memory"
+            " FOR EACH ROW EXECUTE FUNCTION zm_test_refuse()"
+        )
+    try:
+        failed = remember(
+            owner,
+            "Orbitfox (see config/orbitfox.yaml) is refused by the test.",
+            scope=team,
+            entities=[{"name": "Orbitfox", "kind": "service"}],
+        )
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("DROP TRIGGER zm_test_refuse ON memories_memory")
+            cursor.execute("DROP FUNCTION zm_test_refuse()")
+    assert failed.status_code == 500
+    assert _counts() == counts
+    # The connection is usable, and the next write is whole.
+    after = remember(
+        owner,
+        "Orbitfox (see config/orbitfox.yaml) ships on Mondays.",
+        scope=team,
+        entities=[{"name": "Orbitfox", "kind": "service"}],
+    )
+    assert after.status_code == 201, after.json()
+    assert Entity.objects.filter(scope__public_id=team, name="Orbitfox").count() == 1
+
+
+def _counts() -> tuple[int, ...]:
+    return tuple(
+        model.objects.count()
+        for model in (Memory, Provenance, ValidityPeriod, EntityMention, Entity)
+    )

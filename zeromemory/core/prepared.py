@@ -99,16 +99,22 @@ def execute_then(
     *,
     generic: bool = False,
     then: Sequence[tuple[str, Sequence[Any]]],
+    commit: bool = False,
 ) -> list[list[tuple]]:
     """`execute`, and in the same message after it the statements `then` (each one statement
     with `%s` placeholders, no settings, and its values), each prepared on the connection too
     and run with the plan mode of the first: one round trip for all. Returns the rows of each
     statement that answers rows (this one's first), in order.
 
+    `commit`: the message ends with COMMIT, for a transaction with nothing after these
+    statements. The caller's atomic block then ends without a round trip of its own (psycopg's
+    `commit()` sends nothing once the transaction has ended); where a statement fails, the rest
+    of the message is not run and the block rolls back as before.
+
     A write's inserts after its near lookup are the `then` of a single remember: the text of
     an `INSERT ... SELECT * FROM unnest(...)` is the same for any number of rows, and parsing
     and planning its three dozen typed arrays took a fifth of a millisecond of every write."""
-    _sent(cursor, sql, params, generic=generic, then=then)
+    _sent(cursor, sql, params, generic=generic, then=then, commit=commit)
     return results_read(cursor)
 
 
@@ -119,10 +125,14 @@ def _sent(
     *,
     generic: bool,
     then: Sequence[tuple[str, Sequence[Any]]],
+    commit: bool = False,
 ) -> None:
+    end = "; COMMIT" if commit else ""
     if not _may_prepare(cursor):
         after = "".join(f"; {statement}" for statement, _ in then)
-        cursor.execute(sql + after, [*params, *(value for _, values in then for value in values)])
+        cursor.execute(
+            sql + after + end, [*params, *(value for _, values in then for value in values)]
+        )
         return
     settings, statement = split_settings(sql)
     in_settings = settings.count("%s")
@@ -156,7 +166,8 @@ def _sent(
         f"EXECUTE {name}(" + ", ".join(["%s"] * count) + ")" if count else f"EXECUTE {name}"
         for name, count in zip(names, counts, strict=True)
     ]
-    message = " ".join([*head, settings, GENERIC_PLAN if generic else CHOSEN_PLAN, "; ".join(runs)])
+    plan = GENERIC_PLAN if generic else CHOSEN_PLAN
+    message = " ".join([*head, settings, plan, "; ".join(runs)]) + end
     values = [*params, *(value for _, values in then for value in values)]
     try:
         cursor.execute(message, values)
