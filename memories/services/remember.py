@@ -353,8 +353,10 @@ def _commit(
         else:
             # Nothing is left to write after the memories' insert when every item is new and
             # none has an idempotency key: the insert's message commits (`near_then`).
-            last = len(fresh) == len(prepared) and not stale and not any(
-                item.request.idempotency_key for item in prepared.values()
+            last = (
+                len(fresh) == len(prepared)
+                and not stale
+                and not any(item.request.idempotency_key for item in prepared.values())
             )
             created = _written_ahead(
                 actor, prepared, items, rows, existing, first_of, known, ahead, commits=last
