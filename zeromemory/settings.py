@@ -85,6 +85,8 @@ MIDDLEWARE = [
     # First: every request counts as interactive while it runs (bulk work gives way to it).
     "zeromemory.core.foreground.ForegroundMiddleware",
     "zeromemory.core.metrics.RequestMetricsMiddleware",
+    # A known bearer's model pass started on its text before the checks (memories.api.early_pass).
+    "memories.api.early_pass.EarlyPassMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

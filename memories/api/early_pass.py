@@ -1,12 +1,13 @@
 """The model's pass of a request started while the request is still being authenticated.
 
 A single remember, a recall and a build_context spent about two milliseconds before their pass
-began: the bearer's lookup, the throttle, parsing and validating the body. The pass needs none of
-it, only the text, so for a bearer this process saw pass every check a short while ago
-(`SEEN_SECONDS`) the pass starts on the body's text as soon as the view is reached, on the other
-core, while this thread authenticates. The request's checks run as before and decide everything:
-the service uses the started pass only when the text it would embed is the same one, and a
-request refused anywhere has its pass dropped, never stored or answered.
+began: the middleware, the bearer's lookup, the throttle, parsing and validating the body. The
+pass needs none of it, only the text, so for a bearer this process saw pass every check a short
+while ago (`SEEN_SECONDS`) the pass starts on the body's text in `EarlyPassMiddleware`, before
+the rest of the middleware runs, on the other core, while this thread goes on. The request's
+checks run as before and decide everything: the service uses the started pass only when the text
+it would embed is the same one, and a request refused anywhere has its pass dropped, never stored
+or answered.
 
 An outsider cannot start a pass: only a bearer that passed authentication, permission and the
 throttle here does, and only until SEEN_SECONDS after it last did; a bearer refused once (revoked,
@@ -24,7 +25,8 @@ from collections import OrderedDict
 from typing import Any, Protocol
 
 from django.conf import settings
-from rest_framework.request import Request
+from django.http import HttpRequest, HttpResponseBase
+from django.urls import Resolver404, resolve
 
 from memories.canonical.content import clean_content
 from memories.embeddings import EmbeddedAhead
@@ -43,9 +45,9 @@ class Started(Protocol):
     def drop(self) -> None: ...
 
 
-def bearer(request: Request) -> bytes | None:
+def bearer(request: HttpRequest) -> bytes | None:
     """The key the request's bearer is known by here (its header's SHA-256), or None."""
-    header = request._request.META.get("HTTP_AUTHORIZATION", "")
+    header = request.META.get("HTTP_AUTHORIZATION", "")
     if header[:7].lower() != "bearer ":
         return None
     return hashlib.sha256(header.encode("utf-8", "surrogatepass")).digest()
@@ -73,22 +75,21 @@ def refused(*, key: bytes) -> None:
         _seen.pop(key, None)
 
 
-def body_of(request: Request) -> dict | None:
+def body_of(request: HttpRequest) -> dict | None:
     """The JSON object of the body, or None; the view's own parsing says what is wrong."""
-    django_request = request._request
-    if django_request.content_type != "application/json":
+    if request.content_type != "application/json":
         return None
     try:
         # A body of a declared length within the limit only: reading it raises nothing then
-        if not 0 < int(django_request.META.get("CONTENT_LENGTH") or 0) <= settings.MAX_BODY_BYTES:
+        if not 0 < int(request.META.get("CONTENT_LENGTH") or 0) <= settings.MAX_BODY_BYTES:
             return None
-        body = json.loads(django_request.body)
+        body = json.loads(request.body)
     except (ValueError, RecursionError, OSError):
         return None
     return body if isinstance(body, dict) else None
 
 
-def remember_pass(request: Request) -> EmbeddedAhead | None:
+def remember_pass(request: HttpRequest) -> EmbeddedAhead | None:
     """A single remember's: the pass of its content as it would be stored, when its text could
     be (no NUL, no lone surrogate: what the body's validation refuses)."""
     body = body_of(request)
@@ -107,7 +108,7 @@ def query_pass(model: type[ReadRequest], field: str):
     """A read's: the pass of its query (`field`) exactly as sent, once the arguments are valid
     by the read's own request model and its kinds known (what a refused read never runs)."""
 
-    def started(request: Request) -> query_vector.QueryVector | None:
+    def started(request: HttpRequest) -> query_vector.QueryVector | None:
         body = body_of(request)
         if body is None:
             return None
@@ -121,31 +122,59 @@ def query_pass(model: type[ReadRequest], field: str):
     return started
 
 
-# For an APIView: its POST's pass (`start`, one of the above) started before DRF's checks for a
-# known bearer, in `self.started` for the handler to hand to its service, and dropped once the
-# request is answered, whether the service used it or not. (A comment, not a docstring: the
-# API's schema takes a view's inherited docstring as its operation's description.)
+def started_for(request: HttpRequest) -> Started | None:
+    """The pass a POST starts before its checks: its view's (`EarlyPass.start`), for a bearer
+    known here."""
+    if request.method != "POST":
+        return None
+    key = bearer(request)
+    if key is None or not known(key):
+        return None
+    try:
+        view = resolve(request.path_info).func
+    except Resolver404:
+        return None
+    start = getattr(getattr(view, "view_class", None), "start", None)
+    return start(request) if start is not None else None
+
+
+class EarlyPassMiddleware:
+    """Starts a known bearer's pass (`started_for`) before the rest of the middleware and the
+    view, in `request.early_pass`, and drops it once the request is answered, whether the
+    service used it or not."""
+
+    def __init__(self, get_response) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
+        started = started_for(request)
+        if started is None:
+            return self.get_response(request)
+        request.early_pass = started
+        try:
+            return self.get_response(request)
+        finally:
+            started.drop()
+
+
+# For an APIView: its POST's pass (`start`, one of the above), started by `EarlyPassMiddleware`
+# for a known bearer, in `self.started` for the handler to hand to its service; its bearer kept
+# as known when it passes DRF's checks, forgotten when they refuse it. (A comment, not a
+# docstring: the API's schema takes a view's inherited docstring as its operation's
+# description.)
 class EarlyPass:
     start: Any = None  # staticmethod(remember_pass), staticmethod(query_pass(model, field))
     started: Started | None = None
 
     def initial(self, request, *args, **kwargs):
-        key = bearer(request)
+        key = bearer(request._request)
         if key is None:
             super().initial(request, *args, **kwargs)
             return
-        if request.method == "POST" and known(key):
-            self.started = self.start(request)
+        self.started = getattr(request._request, "early_pass", None)
         try:
             super().initial(request, *args, **kwargs)
         except BaseException:
             refused(key=key)
             raise
         passed(key=key)
-
-    def dispatch(self, request, *args, **kwargs):
-        try:
-            return super().dispatch(request, *args, **kwargs)
-        finally:
-            if self.started is not None:
-                self.started.drop()
