@@ -22,6 +22,8 @@ import json
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
+from functools import lru_cache
 from typing import Any, Protocol
 
 from django.conf import settings
@@ -130,12 +132,18 @@ def started_for(request: HttpRequest) -> Started | None:
     key = bearer(request)
     if key is None or not known(key):
         return None
+    start = _start_of(getattr(request, "urlconf", None) or settings.ROOT_URLCONF, request.path_info)
+    return start(request) if start is not None else None
+
+
+@lru_cache(maxsize=1024)
+def _start_of(urlconf: str, path: str) -> Callable[[HttpRequest], Started | None] | None:
+    """The `start` of the view a path routes to, if it has one (routing took 0.1 ms a call)."""
     try:
-        view = resolve(request.path_info).func
+        view = resolve(path, urlconf).func
     except Resolver404:
         return None
-    start = getattr(getattr(view, "view_class", None), "start", None)
-    return start(request) if start is not None else None
+    return getattr(getattr(view, "view_class", None), "start", None)
 
 
 class EarlyPassMiddleware:
