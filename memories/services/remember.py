@@ -467,10 +467,10 @@ def _written_ahead(
     while the model computes them (the memories' ids taken from their sequence, their
     provenance, validity, mentions and new entities, a held memory's review item, the memories'
     insert but its vectors); the rows that refer to the memories are sent then, and once the
-    vectors are in, the near lookup and the memories' inserts go in one message. The lookup runs
-    first in it, so it sees only the memories stored before this write, as when it was a round
-    trip of its own. `commits`: the transaction has nothing to write after that message, which
-    then commits it when it holds every memory's insert."""
+    vectors are in, the memories' inserts go in one message, with the near lookup beside it or
+    first in it (`duplicates.near_then`): either way it sees only the memories stored before this
+    write. `commits`: the transaction has nothing to write after that message, which then
+    commits it when it holds every memory's insert."""
     fresh = {index: prepared[index] for index in rows}
     for memory, pk in zip(rows.values(), ids_taken(Memory, len(rows)), strict=True):
         memory.id = pk
