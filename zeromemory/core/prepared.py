@@ -30,6 +30,7 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from zeromemory.core.sql import results_read
@@ -134,11 +135,11 @@ def _sent(
             sql + after + end, [*params, *(value for _, values in then for value in values)]
         )
         return
-    settings, statement = split_settings(sql)
-    in_settings = settings.count("%s")
-    body, count = _one_statement(statement, len(params) - in_settings)
-    bodies = [body, *(_one_statement(text, len(values))[0] for text, values in then)]
-    counts = [count, *(len(values) for _, values in then)]
+    parts = [_parts(sql, len(params)), *(_parts(text, len(values)) for text, values in then)]
+    if any(leading for leading, _, _, _ in parts[1:]):
+        raise ValueError("settings only before the first statement")
+    settings = parts[0][0]
+    counts = [count for _, _, count, _ in parts]
     connection = cursor.cursor.connection
     head: list[str] = []
     names: list[str] = []
@@ -146,8 +147,7 @@ def _sent(
         kept = _kept.get(connection)
         if kept is None:
             kept = _kept[connection] = _Kept()
-        for text in bodies:
-            digest = hashlib.blake2b(text.encode(), digest_size=10).hexdigest()
+        for _, text, _, digest in parts:
             name = f"zm_{digest}_{kept.generation}"
             names.append(name)
             if name in kept.names:
@@ -177,6 +177,17 @@ def _sent(
                 kept.names.clear()
                 kept.generation += 1
         raise
+
+
+@lru_cache(maxsize=512)
+def _parts(sql: str, values: int) -> tuple[str, str, int, str]:
+    """A message's leading settings, its statement numbered for PREPARE, its placeholders'
+    count and the digest its prepared name is made of: the same for every call of the same text
+    (worked out again on each call, they took about 0.1 ms of a request's statements after
+    the model's pass)."""
+    settings, statement = split_settings(sql)
+    body, count = _one_statement(statement, values - settings.count("%s"))
+    return settings, body, count, hashlib.blake2b(body.encode(), digest_size=10).hexdigest()
 
 
 def _one_statement(statement: str, values: int) -> tuple[str, int]:
