@@ -179,7 +179,7 @@ def _sent(
         raise
 
 
-@lru_cache(maxsize=512)
+@lru_cache(maxsize=128)  # a recall statement's text is about 15 kB, and its body as much
 def _parts(sql: str, values: int) -> tuple[str, str, int, str]:
     """A message's leading settings, its statement numbered for PREPARE, its placeholders'
     count and the digest its prepared name is made of: the same for every call of the same text
