@@ -79,7 +79,7 @@ def answer_context(
     """build_context for the arguments as a door received them (a REST body, MCP tool
     arguments) or as `build_context` passes them: parsed once, here, by `ContextRequest`.
     Every call, refused ones included, writes one activity row. `started`: the topic's pass
-    its view began before the checks (`query_vector.begin`)."""
+    begun before the checks (`memories.api.early_pass`)."""
     with logged_read(
         actor=actor,
         operation=ActivityOperation.BUILD_CONTEXT,

@@ -7,8 +7,8 @@ that statement (the scopes' row count and the search's text statement, its full-
 build_context also the rules, the recent decisions and the open loops) runs on the request's
 thread meanwhile, on the other core. `begin` is called once the request is authenticated, its
 call counted by the rate limit and its arguments found valid; for a bearer that passed those
-checks here lately, its view begins it before they run again, once the same request model found
-the arguments valid (`memories.api.early_pass`). Its scopes are checked while the model runs
+checks here lately, a middleware begins it before they run again, once the same request model
+found the arguments valid (`memories.api.early_pass`). Its scopes are checked while the model runs
 (their statement took half a millisecond before the pass could begin). A call asking
 for a scope it may not read drops its vector unused: it made the model run on a text of its
 own, as any caller who can read a scope could by recalling it, and under the same rate limit.
@@ -58,7 +58,7 @@ class QueryVector:
 
 def begin(query: str, *, started: QueryVector | None = None) -> QueryVector:
     """Start embedding the query exactly as it arrived; `.result()` when the vector is needed.
-    `started`: the pass its view began before the request was checked
+    `started`: the pass a middleware began before the request was checked
     (`memories.api.early_pass`), taken when it embeds this same string."""
     if started is not None and started.query == query:
         return started

@@ -476,7 +476,7 @@ def answer_recall(
     as `recall` passes them: parsed once, here, by `RecallRequest`. Every call, refused ones
     included, writes one activity row; a recall that found nothing relevant is logged as empty
     (the insights' queries that found nothing), the nearest it answered anyway included.
-    `started`: the query's pass its view began before the checks (`query_vector.begin`)."""
+    `started`: the query's pass begun before the checks (`memories.api.early_pass`)."""
     with logged_read(
         actor=actor,
         operation=ActivityOperation.RECALL,
