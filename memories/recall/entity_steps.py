@@ -15,7 +15,8 @@ or service worded otherwise, and the second memory a question needs.
   the other's). Only the statement's rows are looked at (k + 20), never more;
 - **the expansion**: the memories that share a rare entity or a live link with the strongest
   hits (the best `STRONG_HITS` that pass the floor and score at least `STRONG_SHARE` of the best)
-  are candidates too, found by one more statement (`EXPANSION`), only when there are such hits.
+  are candidates too, found by one more statement (`EXPANSION`), only when there are such hits
+  and the k best are not settled already (`settled`: none of them could be passed).
   At most `MAX_ADDED` are taken, linked ones first, then the closest in meaning to the query,
   each scored `ADDED_SHARE` of the hit it came from (a candidate already found is raised to
   that, when it scored less), so it passes only the hits that scored less than that,
@@ -90,6 +91,18 @@ def strong_hits(candidates: Sequence[C]) -> list[C]:
         return []
     best = candidates[0].score
     return [c for c in candidates[:STRONG_HITS] if c.relevant and c.score >= STRONG_SHARE * best]
+
+
+def settled(candidates: Sequence[C], *, k: int, strong: Sequence[C]) -> bool:
+    """Whether the expansion cannot change the k best (best first), so its statement need not
+    run: there are k of them, each relevant and scoring at least ADDED_SHARE of the best strong
+    hit. A neighbour comes in, or a candidate is raised, at ADDED_SHARE of its hit's score at
+    most, so it would rank after all k (at an equal score too: the sort is stable, and it comes
+    from below them or from outside)."""
+    if len(candidates) < k:
+        return False
+    least = ADDED_SHARE * strong[0].score
+    return all(c.relevant and c.score >= least for c in candidates[:k])
 
 
 # The neighbours of the strong hits (`strong`: their ids): the memories that mention a rare

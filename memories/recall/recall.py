@@ -367,10 +367,11 @@ def expanded(
 ) -> list[Hit]:
     """The candidates with the expansion's neighbours of the strong hits (entity_steps.py):
     a neighbour among the candidates below the k best is raised to its share of the hit it came
-    with (when that is more), one from outside is added with that score. `vector` is the
-    query's vector as the statement's literal (`vector_literal`), made once per search."""
+    with (when that is more), one from outside is added with that score; nothing is looked up
+    when none could pass the k best (`entity_steps.settled`). `vector` is the query's vector as
+    the statement's literal (`vector_literal`), made once per search."""
     strong = entity_steps.strong_hits(candidates)
-    if not strong:
+    if not strong or entity_steps.settled(candidates, k=k, strong=strong):
         return candidates
     by_pk = {hit.pk: hit for hit in candidates}
     neighbours = entity_steps.expansion_rows(

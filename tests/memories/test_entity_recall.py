@@ -129,6 +129,44 @@ def test_the_expansion_adds_the_linked_memory_of_a_strong_hit(tenancy, api, team
     assert search_found(query="zqxv kwyjibo flurble", selection=selection).hits == []
 
 
+def expansions(captured: CaptureQueriesContext) -> int:
+    """How many of the captured statements were the expansion's (its input names the strong
+    hits)."""
+    return sum("AS strong," in query["sql"] for query in captured.captured_queries)
+
+
+def test_the_expansion_runs_only_where_it_could_change_the_answer(tenancy, team, zoo):
+    export, finance = remember_all(
+        tenancy.owner,
+        [
+            ("The nightly invoice export job writes CSV files at 02:00 UTC.", "fact"),
+            ("Accounting reads them with a read-only role.", "fact"),
+        ],
+        scope=team,
+    )
+    link_create(
+        actor=Actor(user=tenancy.owner), source=export, target=finance, link_type="relates_to"
+    )
+    query = "when does the nightly invoice export job run"
+    selection = selection_of(tenancy.team)
+    off = replace(PRODUCT, expansion=False)
+    # k=1: the one answer is the strong hit itself, which a neighbour it brings (at a share of
+    # its score) never passes. The statement is not run, and the answer is the one without it.
+    with CaptureQueriesContext(connection) as settled:
+        one = search_found(query=query, selection=selection, k=1)
+    assert [hit.id for hit in one.hits] == [export.public_id]
+    assert [hit.id for hit in one.hits] == [
+        hit.id for hit in search_found(query=query, selection=selection, k=1, tuning=off).hits
+    ]
+    assert expansions(settled) == 0
+    assert one.steps().get("expansion") is None
+    # k=2: the second place is open to the linked memory: the statement runs and adds it.
+    with CaptureQueriesContext(connection) as open_place:
+        two = search_found(query=query, selection=selection, k=2)
+    assert [hit.id for hit in two.hits] == [export.public_id, finance.public_id]
+    assert expansions(open_place) == 1
+
+
 def test_the_expansion_follows_a_rare_entity_of_a_strong_hit(tenancy, team, zoo):
     # Written first and named by its writer, so that the scope knows the name when the others
     # open a sentence with it.
