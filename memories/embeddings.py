@@ -52,6 +52,12 @@ SMALL_BATCH = 8
 # does not wait: it runs beside it). Long texts also run faster in small passes.
 TURN_CHARS = 16_384
 TEXT_CHARS = 1024
+# A caller told of each pass's texts as it ends (`embed_texts(on_pass=...)`: a batch's write,
+# which looks up and inserts each group while the model works on the next) has the last pass cut
+# to this many texts: what is left after the model is that group's lookup and insert, not a
+# third of the batch's (about 1.5 ms a memory, mostly its HNSW insert). A batch of 100 short
+# texts runs as passes of 64, 24 and 12 rather than 64 and 36, about 35 ms sooner of 650.
+TAIL_PASS = 12
 # The kernels of a bfloat16 forward pass (oneDNN's) are compiled for the exact input shape, a
 # pass's texts by its padded length, and kept in two caches (oneDNN's primitive cache and the
 # ideep cache torch puts in front of it) of 1,024 entries each by default. A long batch import
@@ -524,7 +530,8 @@ def embed_texts(
     # per-call bookkeeping of SentenceTransformer.encode (it costs as much as a short text).
     order = _pass_order(texts)
     vectors: list[list[float]] = [[] for _ in texts]
-    for chunk in _passes(order, texts):
+    tail = TAIL_PASS if on_pass is not None and not short else 0
+    for chunk in _passes(order, texts, tail=tail):
         allowance = foreground.Allowance() if bulk else None
         if allowance is not None:
             foreground.give_way(allowance)
@@ -557,9 +564,10 @@ def embed_texts(
     return vectors
 
 
-def _passes(order: list[int], texts: list[str]) -> Iterator[list[int]]:
+def _passes(order: list[int], texts: list[str], *, tail: int = 0) -> Iterator[list[int]]:
     """The texts in `order`, cut into forward passes of at most BATCH_SIZE texts and TURN_CHARS
-    characters."""
+    characters; with `tail`, a last pass of more than twice that many is cut in two, its last
+    `tail` texts a pass of their own."""
     chunk: list[int] = []
     chars = 0
     for i in order:
@@ -569,6 +577,9 @@ def _passes(order: list[int], texts: list[str]) -> Iterator[list[int]]:
             chunk, chars = [], 0
         chunk.append(i)
         chars += size
+    if len(chunk) > 2 * tail > 0:
+        yield chunk[:-tail]
+        chunk = chunk[-tail:]
     if chunk:
         yield chunk
 

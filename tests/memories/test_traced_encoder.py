@@ -126,3 +126,24 @@ def test_texts_of_every_script_give_the_models_own_vectors(count):
         got = embeddings.embed_texts(texts)
         for part in embeddings._passes(order, texts):  # the texts padded together in a pass
             assert [got[i] for i in part] == _module_vectors([texts[i] for i in part])
+
+
+def test_a_caller_told_of_each_pass_gets_a_short_last_pass_of_the_models_own_vectors():
+    """A batch's write looks up and inserts each pass's texts while the model works on the
+    next, so its last pass is cut short (TAIL_PASS texts): 100 texts run as passes of 64, 24
+    and 12. Each pass's vectors are the model's own for the texts padded together in it; a
+    caller that is not told of the passes keeps the two passes of 64 and 36."""
+    rng = random.Random(100)
+    texts = [
+        f"Ticket {rng.randint(1, 10**6)} was closed by the {word} team."
+        for word in rng.choices(["billing", "search", "mobile", "platform", "data"], k=100)
+    ]
+    told: list[list[int]] = []
+    got = embeddings.embed_texts(texts, on_pass=lambda indexes, vectors: told.append(indexes))
+    tail = embeddings.TAIL_PASS
+    assert [len(part) for part in told] == [embeddings.BATCH_SIZE, 36 - tail, tail]
+    assert sorted(i for part in told for i in part) == list(range(len(texts)))
+    for part in told:
+        assert [got[i] for i in part] == _module_vectors([texts[i] for i in part])
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    assert [len(part) for part in embeddings._passes(order, texts)] == [64, 36]
