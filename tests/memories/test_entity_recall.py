@@ -33,6 +33,13 @@ ZOO = [
     for when in ("green last spring", "after the storm in March")
 ]
 
+# A strong hit and the memory a link joins to it, which the query alone does not find.
+INVOICE_EXPORT = [
+    ("The nightly invoice export job writes CSV files at 02:00 UTC.", "fact"),
+    ("Accounting reads them with a read-only role.", "fact"),
+]
+INVOICE_QUERY = "when does the nightly invoice export job run"
+
 
 def post_recall(client, body):
     return client.post("/api/v1/recall", body, format="json")
@@ -91,14 +98,11 @@ def test_a_query_naming_an_entity_by_its_alias_finds_the_memory_about_it(tenancy
 def test_the_expansion_adds_the_linked_memory_of_a_strong_hit(tenancy, api, team, zoo):
     export, finance = remember_all(
         tenancy.owner,
-        [
-            ("The nightly invoice export job writes CSV files at 02:00 UTC.", "fact"),
-            ("Accounting reads them with a read-only role.", "fact"),
-        ],
+        INVOICE_EXPORT,
         scope=team,
     )
     actor = Actor(user=tenancy.owner)
-    query = "when does the nightly invoice export job run"
+    query = INVOICE_QUERY
     selection = selection_of(tenancy.team)
     before = search_found(query=query, selection=selection, k=2)
     assert before.hits[0].id == export.public_id
@@ -138,16 +142,13 @@ def expansions(captured: CaptureQueriesContext) -> int:
 def test_the_expansion_runs_only_where_it_could_change_the_answer(tenancy, team, zoo):
     export, finance = remember_all(
         tenancy.owner,
-        [
-            ("The nightly invoice export job writes CSV files at 02:00 UTC.", "fact"),
-            ("Accounting reads them with a read-only role.", "fact"),
-        ],
+        INVOICE_EXPORT,
         scope=team,
     )
     link_create(
         actor=Actor(user=tenancy.owner), source=export, target=finance, link_type="relates_to"
     )
-    query = "when does the nightly invoice export job run"
+    query = INVOICE_QUERY
     selection = selection_of(tenancy.team)
     off = replace(PRODUCT, expansion=False)
     # k=1: the one answer is the strong hit itself, which a neighbour it brings (at a share of
