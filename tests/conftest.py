@@ -107,12 +107,15 @@ def pytest_sessionfinish(session, exitstatus):
 @pytest.fixture(autouse=True)
 def _connections_beside_closed():
     """A write in a transaction of its own looks up near duplicates on a helper thread's
-    connection (zeromemory.core.beside): closed after each test, so that none is open when the
-    test database is flushed or dropped."""
+    connection (zeromemory.core.beside), and the activity rows of calls served through the bridge
+    go in on their writer's (memories.activity.batched): closed after each test, so that none is
+    open when the test database is flushed or dropped."""
     yield
+    from memories.activity import batched
     from zeromemory.core import beside
 
     beside.close_all()
+    batched.close()
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -26,9 +26,9 @@ from django.db.models.sql import InsertQuery
 from django.utils import timezone
 from psycopg.pq import TransactionStatus
 
+from memories.activity import batched as activity_batched
 from memories.models import ActivityLog, ActivityOutcome, Memory
 from scopes import access
-from zeromemory.core import after_answer
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import DomainError
 from zeromemory.core.metrics import observe_operation
@@ -58,9 +58,12 @@ def log_activity(
     tokens: int = 0,
     searched_scopes: Iterable[int] = (),
     steps: dict[str, Any] | None = None,
+    batched: bool = False,
 ) -> None:
     """Append one activity row; `recalled_ids` (memory pks) are counted as recalled later;
-    `searched_scopes` are the ids of the scopes a read searched (the access module's answer)."""
+    `searched_scopes` are the ids of the scopes a read searched (the access module's answer).
+    `batched` (a call answered already): outside a transaction the row goes in with the next
+    rows of this process (`memories.activity.batched`)."""
     if outcome is None:
         outcome = ActivityOutcome.HIT if results else ActivityOutcome.EMPTY
     observe_operation(operation=operation, outcome=outcome, seconds=latency_ms / 1000)
@@ -94,36 +97,40 @@ def log_activity(
         if connection.in_atomic_block:
             with transaction.atomic():
                 row.save(force_insert=True)
+        elif batched:
+            activity_batched.add(row)
         else:
-            _insert_unflushed(row)
+            insert_unflushed([row])
     except DatabaseError as exc:
         if unavailable(exc) is None:  # an outage logs its own single line
             logger.exception("could not write the activity row for %s", operation)
 
 
-# The INSERT's text by connection alias, compiled by the ORM on the first row: its columns and
-# placeholders are the same for every row (no value is an expression), and compiling it again on
-# each request cost about as much as its round trip.
+# The INSERT's text of one row by connection alias, compiled by the ORM on the first row: its
+# columns and placeholders are the same for every row (no value is an expression), and compiling
+# it again on each request cost about as much as its round trip.
 _INSERT_SQL: dict[str, str] = {}
 
 
-def _insert_unflushed(row: ActivityLog) -> None:
-    """The row's INSERT after `SET LOCAL synchronous_commit = off`, in one message: PostgreSQL
-    runs a multi-statement message as one implicit transaction, so the setting holds for the
-    insert and its commit only, and the row costs one round trip instead of four (BEGIN, the
-    setting, the insert, COMMIT). The INSERT is the one `save()` would send, its values
-    prepared as the ORM's compiler prepares them."""
+def insert_unflushed(rows: list[ActivityLog]) -> None:
+    """The rows' INSERT (one statement) after `SET LOCAL synchronous_commit = off`, in one
+    message: PostgreSQL runs a multi-statement message as one implicit transaction, so the
+    setting holds for the insert and its commit only, and the rows cost one round trip instead
+    of four (BEGIN, the setting, the insert, COMMIT). The INSERT is the one `save()` or
+    `bulk_create` would send, its values prepared as the ORM's compiler prepares them."""
     meta = ActivityLog._meta
     fields = [f for f in meta.local_concrete_fields if not f.generated and f is not meta.auto_field]
-    sql = _INSERT_SQL.get(connection.alias)
+    sql = _INSERT_SQL.get(connection.alias) if len(rows) == 1 else None
     if sql is None:
         query = InsertQuery(ActivityLog)
-        query.insert_values(fields, [row])
+        query.insert_values(fields, rows)
         [(sql, params)] = query.get_compiler(connection=connection).as_sql()
-        _INSERT_SQL[connection.alias] = sql
+        if len(rows) == 1:
+            _INSERT_SQL[connection.alias] = sql
     else:
         params = [
             field.get_db_prep_save(field.pre_save(row, add=True), connection=connection)
+            for row in rows
             for field in fields
         ]
     with connection.cursor() as cursor:
@@ -204,7 +211,7 @@ def served_in_conversation(
     is named, in one of its `RECENT_READS` latest reads without a conversation id."""
     if not public_ids:
         return set()
-    after_answer.settled()  # the rows of reads this process answered just before
+    activity_batched.settled()  # the rows of reads this process answered just before
     named = [c for c in dict.fromkeys(conversations) if c]
     params = {
         "user": actor.user.pk,
@@ -238,7 +245,7 @@ def activity_list(
     lists keep only memories it can still read. A token restricted to scopes also skips rows over
     "every readable scope" (an empty list) that it did not write itself.
     """
-    after_answer.settled()  # the rows of calls this process answered just before
+    activity_batched.settled()  # the rows of calls this process answered just before
     readable = list(access.readable_scopes(actor).values_list("public_id", flat=True))
     rows: QuerySet[ActivityLog] = ActivityLog.objects.filter(
         user=actor.user, scopes__contained_by=readable

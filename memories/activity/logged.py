@@ -1,7 +1,8 @@
 """The one way a call gets its activity row: `with activity_logged(...) as entry:` around the
 work of recall, build_context, briefing, ingest and remember. The row is written after the block,
 refused and failed calls included; the function keeps its own return type. An answered call's row
-waits, outside a transaction, until the answer is on its way (`zeromemory.core.after_answer`)."""
+waits, outside a transaction, until the answer is on its way (`zeromemory.core.after_answer`),
+and goes in with the process's next rows (`memories.activity.batched`)."""
 
 from __future__ import annotations
 
@@ -70,8 +71,9 @@ def activity_logged(
         raise
     latency_ms = elapsed_ms(started)
 
-    def write() -> None:
+    def write(*, batched: bool = False) -> None:
         log_activity(
+            batched=batched,
             actor=actor,
             operation=operation,
             query=query,
@@ -87,12 +89,14 @@ def activity_logged(
             steps=entry.steps,
         )
 
-    # Inside a caller's transaction the row is part of it, written now; otherwise it is written
-    # once the answer is on its way (zeromemory.core.after_answer), with the same values.
-    if connection.in_atomic_block:
+    # Inside a caller's transaction the row is part of it, written now; otherwise it is made
+    # once the answer is on its way (zeromemory.core.after_answer), with the same values, and
+    # written with the process's next rows (`memories.activity.batched`). Where nothing waits
+    # for the answer to be on its way, it is written at once.
+    if connection.in_atomic_block or not after_answer.collecting():
         write()
     else:
-        after_answer.defer(write)
+        after_answer.defer(lambda: write(batched=True))
 
 
 def logs_remember(function: Callable[..., list]) -> Callable[..., list]:

@@ -6,10 +6,10 @@ from __future__ import annotations
 from django.db.models import Q
 from django.utils.translation import gettext as _
 
+from memories.activity import batched as activity_batched
 from memories.insights.schemas import ReceiptOut
 from memories.models import ActivityLog, Conflict, Memory, Provenance
 from scopes import access
-from zeromemory.core import after_answer
 from zeromemory.core.actor import Actor
 from zeromemory.core.errors import ValidationFailed
 from zeromemory.core.secrets import redact_secrets
@@ -25,7 +25,7 @@ def session_receipt(*, actor: Actor, conversation_id: str) -> ReceiptOut:
     # Activity rows keep a conversation id with any secret in it redacted: look that one up,
     # and never show the secret back.
     conversation_id = redact_secrets(conversation_id)[0]
-    after_answer.settled()  # the rows of calls this process answered just before
+    activity_batched.settled()  # the rows of calls this process answered just before
     readable = access.readable_scopes(actor)
     readable_ids = list(readable.values_list("public_id", flat=True))
     # As in the activity list: rows over scopes the actor can no longer read are left out, and

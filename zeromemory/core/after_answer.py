@@ -52,6 +52,11 @@ def defer(work: Work) -> None:
     collected.append((ticket, work))
 
 
+def collecting() -> bool:
+    """Whether work deferred now waits for the answer (this request runs in the bridge)."""
+    return _collected.get() is not None
+
+
 def collect() -> list[tuple[int, Work]]:
     """Start collecting this request's deferred work (the bridge, in the request's context)."""
     collected: list[tuple[int, Work]] = []
