@@ -1,4 +1,5 @@
-"""Work a request leaves until its answer is on its way: the activity row of a read or a write.
+"""Work a request leaves until its answer is on its way: making the activity row of a read or a
+write (which its own module then inserts with the process's next rows).
 
 The serving bridge (`zeromemory.core.wsgi_bridge`) collects, around each request it runs, the
 work the request defers (`defer`); once the whole answer is handed to the event loop, the same
