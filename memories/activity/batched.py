@@ -87,7 +87,7 @@ def _inserted(rows: list[ActivityLog]) -> None:
             return
         except DatabaseError as exc:
             # A connection the server closed (restarted, failed over) is opened again once.
-            connections[DEFAULT_DB_ALIAS].close()
+            connections[DEFAULT_DB_ALIAS].close_if_unusable_or_obsolete()
             if attempt == 2 or unavailable(exc) is not None:
                 if unavailable(exc) is None:  # an outage logs its own single line
                     logger.exception("could not write %d activity rows", len(rows))
@@ -108,8 +108,11 @@ def _write_forever() -> None:
                 and (left := _oldest + FLUSH_SECONDS - time.monotonic()) > 0
             ):
                 _changed.wait(left)
-        foreground.give_way(foreground.Allowance())
-        flush()
+        try:
+            foreground.give_way(foreground.Allowance())
+            flush()
+        except Exception:  # the rows taken are lost; the writer goes on with the next ones
+            logger.exception("the activity rows' writer failed")
 
 
 def close() -> None:

@@ -83,6 +83,15 @@ def recalls(token: str) -> list[tuple[int, dict]]:
     return served(token, [("POST", "/api/v1/recall", {"query": query}) for query in QUERIES])
 
 
+def written_by_the_writer() -> None:
+    """Every recall's row, inserted by the writer thread (nothing in the test writes them)."""
+    wait_for(
+        lambda: ActivityLog.objects.filter(operation="recall").count() == len(QUERIES),
+        timeout=30,
+        what="the writer thread's insert",
+    )
+
+
 def test_answered_rows_go_in_together_in_one_statement(tenancy, monkeypatch):
     monkeypatch.setattr(batched, "FLUSH_SECONDS", 600.0)  # only what the test asks writes them
     token = make_token(tenancy.owner)
@@ -117,11 +126,7 @@ def test_the_writer_writes_the_pending_rows_by_itself(tenancy, monkeypatch):
     monkeypatch.setattr(batched, "FLUSH_SECONDS", 0.05)
     token = make_token(tenancy.owner)
     recalls(token)
-    wait_for(
-        lambda: ActivityLog.objects.filter(operation="recall").count() == len(QUERIES),
-        timeout=30,
-        what="the writer thread's insert",
-    )
+    written_by_the_writer()
 
 
 def test_enough_pending_rows_are_written_without_waiting_for_the_oldest(tenancy, monkeypatch):
@@ -129,11 +134,7 @@ def test_enough_pending_rows_are_written_without_waiting_for_the_oldest(tenancy,
     monkeypatch.setattr(batched, "FLUSH_ROWS", len(QUERIES))
     token = make_token(tenancy.owner)
     recalls(token)
-    wait_for(
-        lambda: ActivityLog.objects.filter(operation="recall").count() == len(QUERIES),
-        timeout=30,
-        what="the writer thread's insert of FLUSH_ROWS rows",
-    )
+    written_by_the_writer()
 
 
 def test_outside_the_bridge_a_row_is_written_at_once(tenancy, api):
