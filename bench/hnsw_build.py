@@ -9,7 +9,7 @@ search depths (`hnsw.ef_search`, with the iterative scan recall uses).
 
 Runs in a throwaway database (`bench_hnsw_build`) of the embedded server. The texts' vectors are
 kept in bench/.cache/ (embedding 40,000 texts takes minutes). Prints, per depth, the insert's
-p50 and mean over the last 2,000 inserts (one statement each, from psycopg, with its round
+p50 and mean over the last 2,000 inserts (one statement each through Django's cursor, with its round
 trip), and recall@10 at each search depth with the query's p50.
 """
 
