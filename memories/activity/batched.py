@@ -88,10 +88,10 @@ def _inserted(rows: list[ActivityLog]) -> None:
         except DatabaseError as exc:
             # A connection the server closed (restarted, failed over) is opened again once.
             connections[DEFAULT_DB_ALIAS].close_if_unusable_or_obsolete()
-            if attempt == 2 or unavailable(exc) is not None:
-                if unavailable(exc) is None:  # an outage logs its own single line
-                    logger.exception("could not write %d activity rows", len(rows))
+            if unavailable(exc) is not None:  # an outage logs its own single line
                 return
+            if attempt == 2:
+                logger.exception("could not write %d activity rows", len(rows))
 
 
 def _write_forever() -> None:

@@ -133,8 +133,11 @@ def insert_unflushed(rows: list[ActivityLog]) -> None:
             for row in rows
             for field in fields
         ]
+    # Inside a caller's transaction (a reader flushing the pending rows) the rows are part of it,
+    # and its commit keeps waiting for the WAL's flush: the setting would hold for all of it.
+    unflushed = "" if connection.in_atomic_block else "SET LOCAL synchronous_commit = off; "
     with connection.cursor() as cursor:
-        cursor.execute("SET LOCAL synchronous_commit = off; " + sql, params)
+        cursor.execute(unflushed + sql, params)
 
 
 def _transaction_broken() -> bool:

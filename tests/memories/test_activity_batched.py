@@ -9,7 +9,7 @@ import json
 
 import pytest
 from django.core.wsgi import get_wsgi_application
-from django.db import connection, connections
+from django.db import connection, connections, transaction
 from django.test.utils import CaptureQueriesContext
 
 from memories.activity import batched
@@ -141,3 +141,13 @@ def test_outside_the_bridge_a_row_is_written_at_once(tenancy, api):
     response = api(tenancy.owner).post("/api/v1/recall", {"query": QUERIES[0]}, format="json")
     assert response.status_code == 200
     assert ActivityLog.objects.filter(operation="recall", query=QUERIES[0]).exists()
+
+
+def test_a_reader_in_a_transaction_keeps_its_commit_waiting_for_the_wal(tenancy, monkeypatch):
+    monkeypatch.setattr(batched, "FLUSH_SECONDS", 600.0)
+    recalls(make_token(tenancy.owner))
+    with transaction.atomic(), connection.cursor() as cursor:
+        batched.flush()
+        cursor.execute("SHOW synchronous_commit")
+        assert cursor.fetchone()[0] == "on"
+    assert ActivityLog.objects.filter(operation="recall").count() == len(QUERIES)
