@@ -36,9 +36,10 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
+from functools import partial
 
 import psutil
-from _busy import fake_llm, load_average, server_pids
+from _busy import fake_llm, load_average, server_pids, web_pids, worker_paused
 from _django import ROOT, percentile, setup_for
 from _server import Api, served
 from _serving_data import create_scope, data_dir_for, prepared, user_with_token
@@ -73,9 +74,10 @@ def cpu_ns(pid: int) -> int:
 def serving_process(port: int, api: Api) -> int:
     """The web process holding the client's connection (the kernel hands each connection to one)."""
     local = api.connection.sock.getsockname()[1]
-    for child in psutil.Process(server_pids(port)[0]).children():
-        if any(c.raddr and c.raddr.port == local for c in child.net_connections(kind="tcp")):
-            return child.pid
+    for pid in web_pids(server_pids(port)[0]):
+        connections = psutil.Process(pid).net_connections(kind="tcp")
+        if any(c.raddr and c.raddr.port == local for c in connections):
+            return pid
     raise RuntimeError("no web process holds the client's connection")
 
 
@@ -153,31 +155,31 @@ def nothing() -> Iterator[None]:
     yield
 
 
-def running(pids: list[int], *, groups: bool = False) -> Callable[[], Iterator[None]]:
+def running(pids: list[int]) -> Callable[[], Iterator[None]]:
     """A variant: `pids` continued for the request (else stopped)."""
 
     @contextmanager
     def variant() -> Iterator[None]:
-        send(pids, signal.SIGCONT, groups=groups)
+        send(pids, signal.SIGCONT)
         time.sleep(0.002)  # scheduled again before the request starts
         try:
             yield
         finally:
-            send(pids, signal.SIGSTOP, groups=groups)
+            send(pids, signal.SIGSTOP)
 
     return variant
 
 
-def stopped(pids: list[int], *, groups: bool = False) -> Callable[[], Iterator[None]]:
+def stopped(pids: list[int]) -> Callable[[], Iterator[None]]:
     """A variant: `pids` stopped for the request (else running)."""
 
     @contextmanager
     def variant() -> Iterator[None]:
-        send(pids, signal.SIGSTOP, groups=groups)
+        send(pids, signal.SIGSTOP)
         try:
             yield
         finally:
-            send(pids, signal.SIGCONT, groups=groups)
+            send(pids, signal.SIGCONT)
 
     return variant
 
@@ -193,10 +195,10 @@ def together(*variants: Callable[[], Iterator[None]]) -> Callable[[], Iterator[N
     return variant
 
 
-def send(pids: list[int], sig: signal.Signals, *, groups: bool) -> None:
+def send(pids: list[int], sig: signal.Signals) -> None:
     for pid in pids:
         try:
-            os.killpg(pid, sig) if groups else os.kill(pid, sig)
+            os.kill(pid, sig)
         except ProcessLookupError:
             continue
 
@@ -231,30 +233,31 @@ def main() -> None:
             for call in calls.values():
                 for _ in range(20):  # warm: the model, the statements' plans, the connection
                     call()
-            children = psutil.Process(server_pids(port)[0]).children()
-            bulk = [p.pid for p in children if "--bulk" in p.cmdline()]
-            worker = [p.pid for p in children if "qcluster" in " ".join(p.cmdline())]
+            server = server_pids(port)[0]
+            bulk = [p.pid for p in psutil.Process(server).children() if "--bulk" in p.cmdline()]
+            worker = partial(worker_paused, server)
 
-            send(worker, signal.SIGSTOP, groups=True)
-            cores_taken(port, api, calls, args.requests)
-            for nice, idle in ((settings.WORKER_NICE, False), (0, True)):
-                started = _loop_at(nice, idle=idle)
-                loops.append(subprocess.Popen([sys.executable, "-c", LOOP], preexec_fn=started))
-            time.sleep(0.5)
-            send([loop.pid for loop in loops], signal.SIGSTOP, groups=False)
-            print("\nbeside one pure-Python loop, alternated request by request (worker stopped)")
-            alternated(
-                calls,
-                {
-                    "alone": nothing,
-                    f"loop at nice {settings.WORKER_NICE}, own session (as the worker)": running(
-                        [loops[0].pid]
-                    ),
-                    "loop under SCHED_IDLE, own session": running([loops[1].pid]),
-                },
-                args.requests,
-            )
-            send(worker, signal.SIGCONT, groups=True)
+            with worker():
+                cores_taken(port, api, calls, args.requests)
+                for nice, idle in ((settings.WORKER_NICE, False), (0, True)):
+                    started = _loop_at(nice, idle=idle)
+                    loops.append(subprocess.Popen([sys.executable, "-c", LOOP], preexec_fn=started))
+                time.sleep(0.5)
+                send([loop.pid for loop in loops], signal.SIGSTOP)
+                print(
+                    "\nbeside one pure-Python loop, alternated request by request (worker stopped)"
+                )
+                alternated(
+                    calls,
+                    {
+                        "alone": nothing,
+                        f"loop at nice {settings.WORKER_NICE}, own session (as the worker)": (
+                            running([loops[0].pid])
+                        ),
+                        "loop under SCHED_IDLE, own session": running([loops[1].pid]),
+                    },
+                    args.requests,
+                )
 
             token = user_with_token("writer")
             scope = create_scope(Api(port, token), "contention")
@@ -270,8 +273,8 @@ def main() -> None:
                 {
                     "nothing stopped": nothing,
                     "bulk process stopped": stopped(bulk),
-                    "worker stopped": stopped(worker, groups=True),
-                    "both stopped": together(stopped(bulk), stopped(worker, groups=True)),
+                    "worker stopped": worker,
+                    "both stopped": together(stopped(bulk), worker),
                 },
                 args.requests,
             )
