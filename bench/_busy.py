@@ -75,7 +75,10 @@ def drain(timeout: float, *, after: float) -> tuple[float | None, dict[str, int]
 
 @contextmanager
 def worker_paused(server_pid: int):
-    """The worker's whole process group stopped (SIGSTOP) for the block: no background work."""
+    """The worker's whole process group stopped (SIGSTOP) for the block: no background work.
+    Stopped again after `serve`'s longest stop of its own (zeromemory.conductor), which, had it
+    stopped the worker at that moment, continued it at its end; from then on `serve` leaves a
+    group it finds stopped alone."""
     import psutil
 
     [worker] = [
@@ -83,6 +86,8 @@ def worker_paused(server_pid: int):
         for proc in psutil.Process(server_pid).children()
         if "qcluster" in " ".join(proc.cmdline())
     ]
+    os.killpg(worker.pid, signal.SIGSTOP)
+    time.sleep(int(os.environ.get("ZM_FOREGROUND_STOP_MS", 100)) / 1000 + 0.1)
     os.killpg(worker.pid, signal.SIGSTOP)
     try:
         yield

@@ -30,7 +30,7 @@ from zeromemory.core import foreground
 HOLDER = """
 import sys, time
 from django.conf import settings
-settings.configure(FOREGROUND_FILE=sys.argv[1], FOREGROUND_WAIT_MS=200)
+settings.configure(FOREGROUND_FILE=sys.argv[1], FOREGROUND_WAIT_MS=200, CONDUCTOR_FD=0)
 from zeromemory.core import foreground
 with foreground.interactive():
     print("in flight", flush=True)
@@ -68,7 +68,7 @@ def test_a_request_in_another_process_counts_until_that_process_is_killed():
 CRASHES = """
 import os, sys
 from django.conf import settings
-settings.configure(FOREGROUND_FILE=sys.argv[1], FOREGROUND_WAIT_MS=200)
+settings.configure(FOREGROUND_FILE=sys.argv[1], FOREGROUND_WAIT_MS=200, CONDUCTOR_FD=0)
 from zeromemory.core import foreground
 for _ in range(int(sys.argv[2])):
     pid = os.fork()
@@ -163,7 +163,7 @@ def test_without_its_file_a_request_is_answered_and_nothing_waits(tenancy, tmp_p
 COUNTER = """
 import sys
 from django.conf import settings
-settings.configure(FOREGROUND_FILE=sys.argv[1], FOREGROUND_WAIT_MS=200)
+settings.configure(FOREGROUND_FILE=sys.argv[1], FOREGROUND_WAIT_MS=200, CONDUCTOR_FD=0)
 from zeromemory.core import foreground
 with foreground.interactive():
     print(foreground.board().in_flight(), foreground.give_way(), flush=True)

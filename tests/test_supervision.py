@@ -4,6 +4,9 @@ while the rest keeps serving, and no process of the service outlives it."""
 from __future__ import annotations
 
 import signal
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 
 import psutil
 import pytest
@@ -110,3 +113,59 @@ def test_ctrl_c_while_a_child_is_down_stops_everything(served):
     assert gone(tree)
     assert served.processes() == []
     assert not (served.data_dir / "pgdata" / "postmaster.pid").exists()
+
+
+def test_requests_in_flight_stop_the_background_and_ctrl_c_meanwhile_stops_everything(tmp_path):
+    """zeromemory.conductor under `serve`: while clients keep requests in flight in the web
+    processes, the worker's and the bulk process's groups are stopped (for their bounds), never
+    a web process; with none in flight they run; Ctrl-C while they are stopped ends them all."""
+    served = Served(tmp_path, ZM_WEB_PROCESSES="2", ZM_BULK_PROCESSES="1")
+    try:
+        served.wait_ready()
+        webs = served.children_matching("--fd")
+        bulk = [proc for proc in webs if "--bulk" in proc.cmdline()]
+        webs = [proc for proc in webs if proc not in bulk]
+        worker = served.child("qcluster")
+        assert len(webs) == 2 and len(bulk) == 1
+        background = [worker, *bulk]
+
+        def status_of(procs: list[psutil.Process]) -> list[bool]:
+            return [proc.status() == psutil.STATUS_STOPPED for proc in procs]
+
+        going = threading.Event()
+
+        def client() -> None:
+            while not going.is_set():
+                served.answers()
+
+        seen_stopped = {proc.pid: False for proc in background}
+        with ThreadPoolExecutor(2) as pool:
+            clients = [pool.submit(client) for _ in range(2)]
+            until = time.monotonic() + 30
+            while not all(seen_stopped.values()) and time.monotonic() < until:
+                for proc, was in zip(background, status_of(background), strict=True):
+                    seen_stopped[proc.pid] |= was
+                assert not any(status_of(webs))
+                time.sleep(0.001)
+            going.set()
+            for running in clients:
+                running.result()
+        assert all(seen_stopped.values()), seen_stopped
+        wait_for(
+            lambda: not any(status_of(background)), timeout=10, what="the background continued"
+        )
+
+        # Requests in flight again, and Ctrl-C meanwhile.
+        going.clear()
+        tree = psutil.Process(served.process.pid).children(recursive=True)
+        with ThreadPoolExecutor(2) as pool:
+            clients = [pool.submit(client) for _ in range(2)]
+            wait_for(lambda: any(status_of(background)), timeout=30, what="a stop")
+            assert served.stop(signal.SIGINT) == 0, served.log()
+            going.set()
+            for running in clients:
+                running.result()
+        assert gone(tree)
+        assert served.processes() == []
+    finally:
+        served.cleanup()

@@ -41,6 +41,16 @@ WORKER_THREADS = env_int("ZM_WORKER_THREADS", 1, minimum=1)
 # while a request someone waits on (recall, a single remember, a page) is in flight on this
 # host, at most this long per pass or step, so that it always goes on; 0: never waits.
 FOREGROUND_WAIT_MS = env_int("ZM_FOREGROUND_WAIT_MS", 200, minimum=0)
+# And `serve` stops its bulk processes and its worker (SIGSTOP) while such a request is in flight
+# in one of its web processes (zeromemory.conductor): for ZM_FOREGROUND_STOP_MS at most at a
+# time, and while requests keep coming they still run ZM_BACKGROUND_SHARE percent of the time.
+# 0 ms (or a share of 100): never stopped.
+FOREGROUND_STOP_MS = env_int("ZM_FOREGROUND_STOP_MS", 100, minimum=0)
+BACKGROUND_SHARE = env_int("ZM_BACKGROUND_SHARE", 25, minimum=1)
+if BACKGROUND_SHARE > 100:
+    raise ValueError(f"ZM_BACKGROUND_SHARE is a percentage, not {BACKGROUND_SHARE}")
+# Set by `serve` in its web processes: the descriptor they tell their requests in flight on.
+CONDUCTOR_FD = env_int("ZM_CONDUCTOR_FD", 0, minimum=0)
 # A hygiene scan run stops after this many seconds (at the end of a slice) and the next run goes
 # on: kept well inside the task timeout.
 HYGIENE_SCAN_SECONDS = env_int("ZM_HYGIENE_SCAN_SECONDS", max(1, Q_TIMEOUT // 2), minimum=1)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import select
 import signal
 import subprocess
 import time
@@ -22,6 +23,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from zeromemory.conductor import Conductor
 
 logger = logging.getLogger("zeromemory.supervisor")
 
@@ -43,6 +48,10 @@ class ChildSpec:
     # and variables added to its environment.
     nice: int = 0
     env: dict[str, str] = field(default_factory=dict)
+    # Stopped while a request is in flight in a web process (zeromemory.conductor): the bulk
+    # processes and the worker. `web`: a web process, whose requests are counted.
+    background: bool = False
+    web: bool = False
 
 
 @dataclass
@@ -76,14 +85,22 @@ def group_exists(pgid: int) -> bool:
 
 
 class Supervisor:
-    """Start `specs`, restart any that exits, stop all on SIGINT or SIGTERM; `run()` blocks."""
+    """Start `specs`, restart any that exits, stop all on SIGINT or SIGTERM; `run()` blocks.
+    With a `conductor`, the background children are stopped while the web children have
+    requests in flight (zeromemory.conductor), in the same loop."""
 
     def __init__(
-        self, specs: Sequence[ChildSpec], *, cwd: Path, env: dict[str, str] | None = None
+        self,
+        specs: Sequence[ChildSpec],
+        *,
+        cwd: Path,
+        env: dict[str, str] | None = None,
+        conductor: Conductor | None = None,
     ) -> None:
         self.children = [Child(spec=spec) for spec in specs]
         self.cwd = cwd
         self.env = env
+        self.conductor = conductor
         self.stopping = False
 
     def request_stop(self, signum: int, frame: object) -> None:
@@ -96,19 +113,32 @@ class Supervisor:
         try:
             for child in self.children:
                 self._start(child)
+            next_check = time.monotonic() + POLL_SECONDS
             while not self.stopping:
                 now = time.monotonic()
-                for child in self.children:
-                    if child.process is not None and child.process.poll() is not None:
-                        self._exited(child, now)
-                    elif child.process is None and now >= child.restart_at:
-                        self._start(child)
-                time.sleep(POLL_SECONDS)
+                if now >= next_check:
+                    for child in self.children:
+                        if child.process is not None and child.process.poll() is not None:
+                            self._exited(child, now)
+                        elif child.process is None and now >= child.restart_at:
+                            self._start(child)
+                    next_check = now + POLL_SECONDS
+                wait = max(0.0, next_check - now)
+                if self.conductor is None:
+                    time.sleep(wait)
+                    continue
+                due = self.conductor.step(self._background_groups())
+                select.select([self.conductor], [], [], min(wait, due))
         finally:
+            if self.conductor is not None:
+                self.conductor.release()  # a stopped process would not see its SIGTERM
             self.stop_all()
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
         return 0
+
+    def _background_groups(self) -> list[int]:
+        return [c.process.pid for c in self.children if c.spec.background and c.process is not None]
 
     def _start(self, child: Child) -> None:
         spec = child.spec
@@ -147,6 +177,8 @@ class Supervisor:
             ran,
             delay,
         )
+        if self.conductor is not None and child.spec.web:
+            self.conductor.forget(process.pid)
         child.process = None
         child.restart_at = now + delay
         child.restarts += 1

@@ -28,6 +28,7 @@ import fcntl
 import logging
 import mmap
 import os
+import socket
 import struct
 import threading
 import time
@@ -43,6 +44,9 @@ SLOTS = 128
 SLOT = struct.Struct("=qqq")
 TABLE = struct.Struct("=" + "qqq" * SLOTS)
 STALE_SECONDS = 60
+# To `serve`'s supervisor (zeromemory.conductor), from a web process each time its number
+# changes: its pid, the interactive requests it has in flight.
+MESSAGE = struct.Struct("=qq")
 # How often a waiting step looks again: a request's end is noticed within this.
 POLL_SECONDS = 0.001
 
@@ -69,12 +73,14 @@ class Board:
         self._index: int | None = None
         self._in_flight = 0
         self._unusable = False
+        self._conductor: socket.socket | None = None
 
     def forget_slot(self) -> None:
         """After a fork: the child claims a slot of its own, with nothing in flight."""
         self._lock = threading.Lock()
         self._index = None
         self._in_flight = 0
+        self._conductor = None
 
     def _mapped(self) -> mmap.mmap | None:
         """The file mapped, or None when it cannot be (then nothing is counted and bulk work
@@ -130,6 +136,19 @@ class Board:
                     self._in_flight,
                     time.monotonic_ns(),
                 )
+            if settings.CONDUCTOR_FD:
+                self._tell_conductor(settings.CONDUCTOR_FD)
+
+    def _tell_conductor(self, fd: int) -> None:
+        """The supervisor's side learns this process's number at once. Never blocks and never
+        fails a request: a message lost only lets the background run."""
+        try:
+            if self._conductor is None:
+                self._conductor = socket.socket(fileno=os.dup(fd))
+                self._conductor.setblocking(False)
+            self._conductor.send(MESSAGE.pack(os.getpid(), self._in_flight))
+        except OSError:
+            pass
 
     def in_flight(self) -> int:
         """Interactive requests in flight on this host, this process's included."""

@@ -22,6 +22,7 @@ from django.db import connection
 from memories.background import worker_environment
 from memories.embeddings import check_dimension, declared_dimension
 from zeromemory import embedded_db
+from zeromemory.conductor import Conductor
 from zeromemory.dbcheck import MissingExtension, require_extensions
 from zeromemory.supervisor import ChildSpec, Supervisor
 from zeromemory.web import listen
@@ -55,7 +56,18 @@ class Command(BaseCommand):
             raise CommandError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
         # The bulk processes' own socket, reached by the web processes only (127.0.0.1).
         bulk = listen(host="127.0.0.1", port=0) if settings.BULK_PROCESSES else None
-        supervisor = Supervisor(self._children(listener, bulk, no_worker), cwd=settings.BASE_DIR)
+        conductor = (
+            Conductor(
+                longest=settings.FOREGROUND_STOP_MS / 1000, share=settings.BACKGROUND_SHARE / 100
+            )
+            if settings.FOREGROUND_STOP_MS
+            else None
+        )
+        supervisor = Supervisor(
+            self._children(listener, bulk, conductor, no_worker),
+            cwd=settings.BASE_DIR,
+            conductor=conductor,
+        )
         connection.close()  # the children open their own; this process only waits
         url = f"http://{host}:{port}/"
         self.stdout.write(self.style.SUCCESS(f"zero-memory is running at {url}"))
@@ -69,6 +81,8 @@ class Command(BaseCommand):
             listener.close()
             if bulk is not None:
                 bulk.close()
+            if conductor is not None:
+                conductor.close()
             if embedded_db.stop_if_started_here():
                 self.stdout.write("Stopped the embedded database.")
         sys.exit(code)
@@ -84,16 +98,25 @@ class Command(BaseCommand):
         self.stdout.write(f"  username: {ADMIN_USERNAME}\n  password: {password}")
 
     def _children(
-        self, listener: socket.socket, bulk: socket.socket | None, no_worker: bool
+        self,
+        listener: socket.socket,
+        bulk: socket.socket | None,
+        conductor: Conductor | None,
+        no_worker: bool,
     ) -> list[ChildSpec]:
         """ZM_WEB_PROCESSES web processes sharing the listening socket, the ZM_BULK_PROCESSES
         they hand bulk requests to at ZM_BULK_NICE (zeromemory.core.bulk), and the worker at
-        ZM_WORKER_NICE with its thread pools bounded (memories.background)."""
+        ZM_WORKER_NICE with its thread pools bounded (memories.background); the last two are
+        stopped while the first have requests in flight (zeromemory.conductor)."""
         fd = listener.fileno()
         web = [sys.executable, "-m", "zeromemory.web", "--fd", str(fd)]
-        bulk_port = str(bulk.getsockname()[1]) if bulk is not None else "0"
+        web_env = {"ZM_BULK_PORT": str(bulk.getsockname()[1]) if bulk is not None else "0"}
+        web_fds: tuple[int, ...] = (fd,)
+        if conductor is not None:
+            web_env["ZM_CONDUCTOR_FD"] = str(conductor.sender_fd)
+            web_fds += (conductor.sender_fd,)
         children = [
-            ChildSpec(name=f"web-{n}", argv=web, pass_fds=(fd,), env={"ZM_BULK_PORT": bulk_port})
+            ChildSpec(name=f"web-{n}", argv=web, pass_fds=web_fds, env=web_env, web=True)
             for n in range(1, settings.WEB_PROCESSES + 1)
         ]
         if bulk is not None:
@@ -104,6 +127,7 @@ class Command(BaseCommand):
                     argv=[*web[:-1], str(bulk_fd), "--bulk"],
                     pass_fds=(bulk_fd,),
                     nice=settings.BULK_NICE,
+                    background=True,
                 )
                 for n in range(1, settings.BULK_PROCESSES + 1)
             ]
@@ -115,6 +139,7 @@ class Command(BaseCommand):
                     argv=worker,
                     nice=settings.WORKER_NICE,
                     env=worker_environment(),
+                    background=True,
                 )
             )
         return children
