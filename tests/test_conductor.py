@@ -29,7 +29,8 @@ from zeromemory.conductor import Conductor
 HOLDER = """
 import sys
 from django.conf import settings
-settings.configure(FOREGROUND_FILE=sys.argv[1], FOREGROUND_WAIT_MS=200, CONDUCTOR_FD=int(sys.argv[2]))
+file, fd = sys.argv[1], int(sys.argv[2])
+settings.configure(FOREGROUND_FILE=file, FOREGROUND_WAIT_MS=200, CONDUCTOR_FD=fd)
 from zeromemory.core import foreground
 with foreground.interactive():
     print("in flight", flush=True)
