@@ -87,8 +87,10 @@ def worker_paused(server_pid: int):
         if "qcluster" in " ".join(proc.cmdline())
     ]
     os.killpg(worker.pid, signal.SIGSTOP)
-    time.sleep(int(os.environ.get("ZM_FOREGROUND_STOP_MS", 100)) / 1000 + 0.1)
-    os.killpg(worker.pid, signal.SIGSTOP)
+    longest = int(os.environ.get("ZM_FOREGROUND_STOP_MS") or 100) / 1000
+    if longest:
+        time.sleep(longest + 0.1)
+        os.killpg(worker.pid, signal.SIGSTOP)
     try:
         yield
     finally:

@@ -19,6 +19,10 @@ fake Messages API as its LLM (bench/_busy.py), and one keep-alive client:
    nothing stopped, the bulk process stopped, the worker's processes stopped, or both, stopped
    just before the request and continued right after it, in turn.
 
+Its server runs without `serve`'s own stops of the background (ZM_FOREGROUND_STOP_MS=0 unless
+the caller sets it; zeromemory/conductor.py): the stops the bench makes are those stops, made
+from outside and without their bounds.
+
 Alternating request by request puts every variant in the same minute of a machine whose speed
 drifts; each line gives the p50 and p95 and the p50's ratio to the first variant's.
 """
@@ -215,6 +219,7 @@ def main() -> None:
     os.environ.update(
         ANTHROPIC_API_KEY="bench-key", ANTHROPIC_BASE_URL=fake.url, NO_PROXY="127.0.0.1,localhost"
     )
+    os.environ.setdefault("ZM_FOREGROUND_STOP_MS", "0")  # the stops are the bench's own
     data_dir, state = data_dir_for(args.memories, 1, True)
     loops: list[subprocess.Popen] = []
     writer = None
