@@ -25,13 +25,12 @@ from django.conf import settings
 from tests.served import wait_for
 from zeromemory.conductor import Conductor
 
-# A request in flight while stdin is open, told on the descriptors in argv[2:] (as `serve`
-# gives its web processes).
+# A request in flight while stdin is open, told on the descriptor in argv[2].
 HOLDER = """
 import sys
 from django.conf import settings
-file, fd, stops = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-settings.configure(FOREGROUND_FILE=file, FOREGROUND_WAIT_MS=200, CONDUCTOR_FD=fd, STOPS_FD=stops)
+file, fd = sys.argv[1], int(sys.argv[2])
+settings.configure(FOREGROUND_FILE=file, FOREGROUND_WAIT_MS=200, CONDUCTOR_FD=fd)
 from zeromemory.core import foreground
 with foreground.interactive():
     print("in flight", flush=True)
@@ -95,14 +94,14 @@ class Holder:
     """A process with one interactive request in flight until `end()`."""
 
     def __init__(self, conductor: Conductor) -> None:
-        _, fds = conductor.environment()
+        fd = conductor.sender_fd
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", HOLDER, str(settings.FOREGROUND_FILE), *map(str, fds)],
+            [sys.executable, "-c", HOLDER, str(settings.FOREGROUND_FILE), str(fd)],
             cwd=settings.BASE_DIR,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
-            pass_fds=fds,
+            pass_fds=(fd,),
         )
         assert self.proc.stdout.readline().strip() == "in flight"
 
@@ -140,27 +139,6 @@ def test_the_background_is_stopped_while_a_request_is_in_flight_and_runs_after_i
         assert not any(states(background, 0.2))
     finally:
         holder.kill()
-
-
-def test_the_process_whose_request_starts_stops_the_background_itself(background):
-    """No wake of the supervisor between a request's start and the stop: here it never steps
-    after writing the groups, and the background is stopped all the same; it is continued at
-    the supervisor's next step after the request ended."""
-    conductor = Conductor(longest=30.0, share=0.25)
-    try:
-        assert conductor.step([background.pid]) == float("inf")
-        holder = Holder(conductor)
-        try:
-            # Made before "in flight" was printed, by the holder: nothing else steps.
-            wait_for(lambda: stopped(background), timeout=10, what="the background stopped")
-            holder.end()
-            assert all(states(background, 0.2))  # nobody stepped since
-            conductor.step([background.pid])
-            wait_for(lambda: not stopped(background), timeout=10, what="it continued")
-        finally:
-            holder.kill()
-    finally:
-        conductor.close()
 
 
 def test_a_request_in_flight_for_long_stops_the_background_within_its_bound_and_share(

@@ -49,10 +49,8 @@ FOREGROUND_STOP_MS = env_int("ZM_FOREGROUND_STOP_MS", 100, minimum=0)
 BACKGROUND_SHARE = env_int("ZM_BACKGROUND_SHARE", 25, minimum=1)
 if BACKGROUND_SHARE > 100:
     raise ValueError(f"ZM_BACKGROUND_SHARE is a percentage, not {BACKGROUND_SHARE}")
-# Set by `serve` in its web processes: the descriptor they tell their requests in flight on, and
-# that of the record of the background's stop they share (zeromemory.core.stops).
+# Set by `serve` in its web processes: the descriptor they tell their requests in flight on.
 CONDUCTOR_FD = env_int("ZM_CONDUCTOR_FD", 0, minimum=0)
-STOPS_FD = env_int("ZM_STOPS_FD", 0, minimum=0)
 # A hygiene scan run stops after this many seconds (at the end of a slice) and the next run goes
 # on: kept well inside the task timeout.
 HYGIENE_SCAN_SECONDS = env_int("ZM_HYGIENE_SCAN_SECONDS", max(1, Q_TIMEOUT // 2), minimum=1)

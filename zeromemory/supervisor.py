@@ -25,8 +25,6 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from zeromemory.core.stops import signal_group
-
 if TYPE_CHECKING:
     from zeromemory.conductor import Conductor
 
@@ -71,8 +69,19 @@ class Child:
         return self.process is not None and self.process.poll() is None
 
 
+def kill_group(pgid: int, sig: int) -> bool:
+    """Signal every process in a group; False when the group is gone."""
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # a process of the group changed user: nothing of ours is left
+        return False
+    return True
+
+
 def group_exists(pgid: int) -> bool:
-    return signal_group(pgid, 0)
+    return kill_group(pgid, 0)
 
 
 class Supervisor:
@@ -152,7 +161,7 @@ class Supervisor:
         process = child.process
         assert process is not None
         # What the child started lives on in its group (a qcluster's sentinel and workers).
-        signal_group(process.pid, signal.SIGKILL)
+        kill_group(process.pid, signal.SIGKILL)
         ran = now - child.started_at
         child.failures = 0 if ran >= STABLE_SECONDS else child.failures + 1
         delay = (
@@ -193,7 +202,7 @@ class Supervisor:
         while time.monotonic() < deadline and any(group_exists(pgid) for pgid in groups):
             time.sleep(POLL_SECONDS)
         for pgid in groups:
-            if signal_group(pgid, signal.SIGKILL):
+            if kill_group(pgid, signal.SIGKILL):
                 logger.warning("killed what was left of process group %s", pgid)
         for child in self.children:
             if child.process is not None:

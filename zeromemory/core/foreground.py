@@ -28,6 +28,7 @@ import fcntl
 import logging
 import mmap
 import os
+import socket
 import struct
 import threading
 import time
@@ -37,14 +38,15 @@ from pathlib import Path
 
 from django.conf import settings
 
-from zeromemory.core.stops import Link
-
 SLOTS = 128
 # pid, interactive requests in flight, when that changed (CLOCK_MONOTONIC ns, the same clock in
 # every process of the host)
 SLOT = struct.Struct("=qqq")
 TABLE = struct.Struct("=" + "qqq" * SLOTS)
 STALE_SECONDS = 60
+# To `serve`'s supervisor (zeromemory.conductor), from a web process each time its number
+# changes: its pid, the interactive requests it has in flight.
+MESSAGE = struct.Struct("=qq")
 # How often a waiting step looks again: a request's end is noticed within this.
 POLL_SECONDS = 0.001
 
@@ -71,14 +73,14 @@ class Board:
         self._index: int | None = None
         self._in_flight = 0
         self._unusable = False
-        self._link: Link | None = None
+        self._conductor: socket.socket | None = None
 
     def forget_slot(self) -> None:
         """After a fork: the child claims a slot of its own, with nothing in flight."""
         self._lock = threading.Lock()
         self._index = None
         self._in_flight = 0
-        self._link = None
+        self._conductor = None
 
     def _mapped(self) -> mmap.mmap | None:
         """The file mapped, or None when it cannot be (then nothing is counted and bulk work
@@ -135,19 +137,18 @@ class Board:
                     time.monotonic_ns(),
                 )
             if settings.CONDUCTOR_FD:
-                self._tell_conductor(first=change > 0 and self._in_flight == 1)
+                self._tell_conductor(settings.CONDUCTOR_FD)
 
-    def _tell_conductor(self, *, first: bool) -> None:
-        """`serve`'s supervisor learns this process's number; at its first request in flight the
-        background is stopped (zeromemory.core.stops)."""
-        if self._link is None:
-            try:
-                self._link = Link(conductor_fd=settings.CONDUCTOR_FD, stops_fd=settings.STOPS_FD)
-            except (OSError, ValueError) as error:
-                logger.warning("the background is not stopped for requests: %s", error)
-                settings.CONDUCTOR_FD = 0
-                return
-        self._link.tell(self._in_flight, first=first)
+    def _tell_conductor(self, fd: int) -> None:
+        """The supervisor's side learns this process's number at once. Never blocks and never
+        fails a request: a message lost only lets the background run."""
+        try:
+            if self._conductor is None:
+                self._conductor = socket.socket(fileno=os.dup(fd))
+                self._conductor.setblocking(False)
+            self._conductor.send(MESSAGE.pack(os.getpid(), self._in_flight))
+        except OSError:
+            pass
 
     def in_flight(self) -> int:
         """Interactive requests in flight on this host, this process's included."""

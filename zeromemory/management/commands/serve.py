@@ -113,9 +113,8 @@ class Command(BaseCommand):
         web_env = {"ZM_BULK_PORT": str(bulk.getsockname()[1]) if bulk is not None else "0"}
         web_fds: tuple[int, ...] = (fd,)
         if conductor is not None:
-            variables, fds = conductor.environment()
-            web_env.update(variables)
-            web_fds += fds
+            web_env["ZM_CONDUCTOR_FD"] = str(conductor.sender_fd)
+            web_fds += (conductor.sender_fd,)
         children = [
             ChildSpec(name=f"web-{n}", argv=web, pass_fds=web_fds, env=web_env, web=True)
             for n in range(1, settings.WEB_PROCESSES + 1)
