@@ -10,6 +10,7 @@ processes. The conductor steps in a thread of the test, as in the supervisor's l
 
 from __future__ import annotations
 
+import os
 import select
 import signal
 import subprocess
@@ -191,3 +192,25 @@ def test_with_no_stop_allowed_or_a_share_of_all_nothing_is_ever_stopped(conduct,
             assert not any(states(background, 0.3))
         finally:
             holder.kill()
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "message"),
+    [
+        ("ZM_BACKGROUND_SHARE", "0", "ZM_BACKGROUND_SHARE must be at least 1, not 0"),
+        ("ZM_BACKGROUND_SHARE", "101", "ZM_BACKGROUND_SHARE is a percentage, not 101"),
+        ("ZM_FOREGROUND_STOP_MS", "-1", "ZM_FOREGROUND_STOP_MS must be at least 0, not -1"),
+        ("ZM_FOREGROUND_STOP_MS", "soon", "ZM_FOREGROUND_STOP_MS must be an integer, not 'soon'"),
+    ],
+)
+def test_the_bounds_are_checked_when_the_server_starts(variable, value, message):
+    done = subprocess.run(
+        [sys.executable, "-c", "import django; django.setup()"],
+        cwd=settings.BASE_DIR,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "zeromemory.settings", variable: value},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode != 0
+    assert message in done.stderr
