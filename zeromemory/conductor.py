@@ -9,7 +9,8 @@ of the model runs for milliseconds between the points where it can give way. A s
 takes no CPU at all. So:
 
 - every web process tells the supervisor how many interactive requests it has in flight, each
-  time that number changes (a datagram of its pid and the number; `notify`);
+  time that number changes (a datagram of its pid and the number, on a socket it inherits:
+  `Board.add` in zeromemory.core.foreground);
 - the supervisor sends SIGSTOP to the process group of each background child (the bulk
   processes, the worker with everything it started) when the first such request starts, and
   SIGCONT when the last one ends;
