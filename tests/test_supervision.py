@@ -122,6 +122,13 @@ def test_requests_in_flight_stop_the_background_and_ctrl_c_meanwhile_stops_every
     served = Served(tmp_path, ZM_WEB_PROCESSES="2", ZM_BULK_PROCESSES="1")
     try:
         served.wait_ready()
+        # Every uvicorn process started, the bulk one too (a process still loading its model
+        # takes its SIGTERM only once started, and stopped for requests it starts slower).
+        wait_for(
+            lambda: served.log().count("Application startup complete.") >= 3,
+            timeout=120,
+            what="the web and bulk processes started",
+        )
         webs = served.children_matching("--fd")
         bulk = [proc for proc in webs if "--bulk" in proc.cmdline()]
         webs = [proc for proc in webs if proc not in bulk]
