@@ -49,9 +49,8 @@ class ChildSpec:
     nice: int = 0
     env: dict[str, str] = field(default_factory=dict)
     # Stopped while a request is in flight in a web process (zeromemory.conductor): the bulk
-    # processes and the worker. `web`: a web process, whose requests are counted.
+    # processes and the worker.
     background: bool = False
-    web: bool = False
 
 
 @dataclass
@@ -177,7 +176,7 @@ class Supervisor:
             ran,
             delay,
         )
-        if self.conductor is not None and child.spec.web:
+        if self.conductor is not None:  # a web process's requests in flight went with it
             self.conductor.forget(process.pid)
         child.process = None
         child.restart_at = now + delay

@@ -116,7 +116,7 @@ class Command(BaseCommand):
             web_env["ZM_CONDUCTOR_FD"] = str(conductor.sender_fd)
             web_fds += (conductor.sender_fd,)
         children = [
-            ChildSpec(name=f"web-{n}", argv=web, pass_fds=web_fds, env=web_env, web=True)
+            ChildSpec(name=f"web-{n}", argv=web, pass_fds=web_fds, env=web_env)
             for n in range(1, settings.WEB_PROCESSES + 1)
         ]
         if bulk is not None:
